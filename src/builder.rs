@@ -1,0 +1,278 @@
+//! The self-locking builder: the state machine plus a lock, a clock and
+//! ordered delivery.
+
+use std::any::Any;
+use std::fmt;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::call::Call;
+use crate::clock::{Clock, SystemClock};
+use crate::handler::FinishReason;
+use crate::machine::{MachineOptions, RoundMachine};
+use crate::output::{Output, Outputs};
+use crate::round::Round;
+use crate::sink::RoundSink;
+use crate::summary::Summary;
+use crate::ui::{UiFlow, UiHandler};
+
+/// Aggregates one session's stream into rounds; share it between threads
+/// (it implements [`StreamHandler`] with `&self` methods).
+///
+/// Each call takes the builder's lock, reads the clock, runs the
+/// [`RoundMachine`] and queues what it produced; the queue is then delivered
+/// to the [`RoundSink`] and the [`UiHandler`] **after** the lock is released,
+/// in the order the state changed (SPEC §2 rule 11):
+///
+/// - if no delivery is in progress, the calling thread delivers, including
+///   whatever other threads queue meanwhile, until the queue is empty;
+/// - if one is (another thread's, or this thread's own when a callback calls
+///   back into the builder), the call only queues, and the delivering thread
+///   picks it up. So a callback may call the builder without deadlock, and
+///   output is never reordered.
+///
+/// A callback that panics does not poison anything: the rest of the queue is
+/// still delivered, then the panic resumes in the calling thread. The round
+/// whose delivery panicked stays in the retained rounds.
+///
+/// ```
+/// use roundup::{FinishReason, ManualClock, RoundBuilder, StreamHandler, ToolCallStatus};
+///
+/// let clock = ManualClock::new(1_000);
+/// let builder = RoundBuilder::new().with_clock(clock.clone()).with_session("s1");
+/// builder.thought("The user wants a listing.");
+/// builder.message("Let me look.");
+/// builder.tool_call("t1", "bash");
+/// builder.tool_update("t1", r#"{"cmd":"#, ToolCallStatus::InProgress);
+/// builder.tool_update("t1", r#""ls"}"#, ToolCallStatus::InProgress);
+/// clock.advance(400);
+/// builder.tool_update("t1", "a.txt\nb.txt", ToolCallStatus::Completed);
+///
+/// let round = &builder.rounds()[0];
+/// assert_eq!(round.session.as_deref(), Some("s1"));
+/// assert_eq!(round.tool_calls[0].arguments, r#"{"cmd":"ls"}"#);
+/// assert_eq!(round.tool_calls[0].result.content(), Some("a.txt\nb.txt"));
+/// assert_eq!((round.started_at_ms, round.finished_at_ms), (1_000, 1_400));
+/// ```
+pub struct RoundBuilder {
+    state: Mutex<State>,
+    clock: Box<dyn Clock>,
+    sink: Option<Box<dyn RoundSink>>,
+    ui: Option<Box<dyn UiHandler>>,
+    /// Set when the UI handler answered [`UiFlow::Stop`].
+    ui_stopped: AtomicBool,
+}
+
+struct State {
+    machine: RoundMachine,
+    /// Output not yet handed to a delivering thread.
+    pending: Outputs,
+    /// An empty buffer kept for its capacity, swapped with `pending`.
+    spare: Outputs,
+    /// A thread is delivering: new output only queues.
+    delivering: bool,
+}
+
+impl Default for RoundBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for RoundBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RoundBuilder")
+            .field("session", &self.state.lock().machine.options().session)
+            .field("sink", &self.sink.is_some())
+            .field("ui", &self.ui.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RoundBuilder {
+    /// A builder with the system clock, no sink, no UI handler, retaining
+    /// its rounds, for a session without a name.
+    pub fn new() -> Self {
+        let options = MachineOptions { ui_events: false, ..MachineOptions::default() };
+        RoundBuilder {
+            state: Mutex::new(State {
+                machine: RoundMachine::new(options),
+                pending: Outputs::new(),
+                spare: Outputs::new(),
+                delivering: false,
+            }),
+            clock: Box::new(SystemClock),
+            sink: None,
+            ui: None,
+            ui_stopped: AtomicBool::new(false),
+        }
+    }
+
+    /// Sends closed rounds, stitches and anomalies to `sink`.
+    pub fn with_sink(mut self, sink: impl RoundSink + 'static) -> Self {
+        self.sink = Some(Box::new(sink));
+        self
+    }
+
+    /// Sends live UI events to `ui`. Without a handler none are produced.
+    pub fn with_ui(mut self, ui: impl UiHandler + 'static) -> Self {
+        self.ui = Some(Box::new(ui));
+        self.ui_stopped = AtomicBool::new(false);
+        self.machine_mut().set_ui_events(true);
+        self
+    }
+
+    /// Takes timestamps from `clock` instead of the system clock.
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// Names the session written into every record.
+    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+        let mut options = self.machine_mut().options().clone();
+        options.session = Some(session.into());
+        *self.machine_mut() = RoundMachine::new(options);
+        self
+    }
+
+    /// Whether closed rounds are kept in memory (default `true`). With
+    /// `false`, memory stays bounded by the open round however long the
+    /// session runs; rounds still reach the sink.
+    pub fn retain_rounds(mut self, retain: bool) -> Self {
+        let mut options = self.machine_mut().options().clone();
+        options.retain_rounds = retain;
+        *self.machine_mut() = RoundMachine::new(options);
+        self
+    }
+
+    fn machine_mut(&mut self) -> &mut RoundMachine {
+        &mut self.state.get_mut().machine
+    }
+
+    /// A copy of the retained rounds of every run, stitches applied.
+    pub fn rounds(&self) -> Vec<Round> {
+        self.state.lock().machine.rounds().to_vec()
+    }
+
+    /// Takes the retained rounds out, leaving none.
+    pub fn take_rounds(&self) -> Vec<Round> {
+        self.state.lock().machine.take_rounds()
+    }
+
+    /// The current run's summary.
+    pub fn summary(&self) -> Summary {
+        self.state.lock().machine.summary().clone()
+    }
+
+    /// The summaries of every run of the session, the current one last.
+    pub fn summaries(&self) -> Vec<Summary> {
+        self.state.lock().machine.summaries().cloned().collect()
+    }
+
+    /// The current run's number.
+    pub fn run(&self) -> u64 {
+        self.state.lock().machine.run()
+    }
+
+    /// `true` once the current run saw `finish`, until the next `start`.
+    pub fn is_finished(&self) -> bool {
+        self.state.lock().machine.is_finished()
+    }
+
+    /// Finishes the current run unless it is finished already (so, unlike
+    /// [`finish`](StreamHandler::finish), never an `after_finish` anomaly);
+    /// `true` if it was running. For the end of a stream.
+    pub fn finish_if_running(&self, reason: FinishReason) -> bool {
+        let mut state = self.state.lock();
+        let now = self.clock.now_ms();
+        let state_ref = &mut *state;
+        let was_running = state_ref.machine.finish_if_running(reason, now, &mut state_ref.pending);
+        self.deliver_queued(state);
+        was_running
+    }
+
+    /// Back to a new session (same options, sink, handler and clock): the
+    /// retained rounds, summaries and open round are dropped. Output queued
+    /// before the reset is still delivered.
+    pub fn reset(&self) {
+        self.state.lock().machine.reset();
+    }
+
+    /// Applies one call. Every [`StreamHandler`] method comes here.
+    pub fn apply(&self, call: Call<'_>) {
+        let mut state = self.state.lock();
+        let now = self.clock.now_ms();
+        let state_ref = &mut *state;
+        state_ref.machine.handle(call, now, &mut state_ref.pending);
+        self.deliver_queued(state);
+    }
+
+    /// Delivers the queue unless another delivery is in progress (which will
+    /// then deliver it).
+    fn deliver_queued<'a>(&'a self, mut state: MutexGuard<'a, State>) {
+        if state.delivering || state.pending.is_empty() {
+            return;
+        }
+        state.delivering = true;
+        let mut panicked: Option<Box<dyn Any + Send>> = None;
+        loop {
+            let mut batch = std::mem::take(&mut state.spare);
+            std::mem::swap(&mut batch, &mut state.pending);
+            drop(state);
+            self.deliver_batch(&batch, &mut panicked);
+            batch.clear();
+            state = self.state.lock();
+            state.spare = batch;
+            if self.ui_stopped.load(Ordering::Relaxed) {
+                state.machine.set_ui_events(false);
+            }
+            if state.pending.is_empty() {
+                break;
+            }
+        }
+        state.delivering = false;
+        drop(state);
+        if let Some(payload) = panicked {
+            resume_unwind(payload);
+        }
+    }
+
+    /// Hands every output of `batch` to its consumer. A panicking callback
+    /// skips only its own output; the first panic is kept for the caller.
+    fn deliver_batch(&self, batch: &Outputs, panicked: &mut Option<Box<dyn Any + Send>>) {
+        let mut next = 0;
+        while next < batch.len() {
+            let run = catch_unwind(AssertUnwindSafe(|| {
+                while let Some(output) = batch.get(next) {
+                    next += 1;
+                    self.deliver_one(output);
+                }
+            }));
+            if let Err(payload) = run {
+                panicked.get_or_insert(payload);
+            }
+        }
+    }
+
+    fn deliver_one(&self, output: Output<'_>) {
+        match output {
+            Output::Record(record) => {
+                if let Some(sink) = &self.sink {
+                    sink.record(record);
+                }
+            }
+            Output::Ui(event) => {
+                if let Some(ui) = &self.ui {
+                    if !self.ui_stopped.load(Ordering::Relaxed) && ui.event(&event) == UiFlow::Stop {
+                        self.ui_stopped.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    }
+}
+
+crate::handler::handler_via_calls!(impl[] RoundBuilder => apply);

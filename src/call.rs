@@ -1,0 +1,122 @@
+//! One `StreamHandler` call as a value.
+//!
+//! The same value is what the state machine consumes, what the ops JSONL
+//! reader produces and what the [`Recorder`](crate::Recorder) writes, so a
+//! call has one representation from the wire to the rules.
+
+use serde::Serialize;
+
+use crate::anomaly::AnomalyKind;
+use crate::handler::{FinishReason, StreamHandler, ToolCallStatus};
+
+/// One call of the input contract (SPEC §1), borrowing its strings.
+///
+/// Serialises to its ops JSONL line (SPEC §3), `op` first:
+///
+/// ```
+/// use roundup::Call;
+/// let line = serde_json::to_string(&Call::ToolCall { id: "t1", title: "bash" }).unwrap();
+/// assert_eq!(line, r#"{"op":"tool_call","id":"t1","title":"bash"}"#);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Call<'a> {
+    /// `message(text)`.
+    Message {
+        /// The fragment.
+        text: &'a str,
+    },
+    /// `thought(text)`.
+    Thought {
+        /// The fragment.
+        text: &'a str,
+    },
+    /// `tool_call(id, title)`.
+    ToolCall {
+        /// The call's id.
+        id: &'a str,
+        /// Its title (may be empty).
+        title: &'a str,
+    },
+    /// `tool_update(id, content, status)`.
+    ToolUpdate {
+        /// The call's id.
+        id: &'a str,
+        /// An argument delta, or the result when `status` is terminal.
+        content: &'a str,
+        /// The call's status.
+        status: ToolCallStatus,
+    },
+    /// `args_snapshot(id, args)`.
+    ArgsSnapshot {
+        /// The call's id.
+        id: &'a str,
+        /// The whole arguments.
+        args: &'a str,
+    },
+    /// `token_usage(total)`.
+    TokenUsage {
+        /// The context-window occupancy.
+        total: u64,
+    },
+    /// `start()`.
+    Start,
+    /// `finish(reason)`.
+    Finish {
+        /// Why the run ended.
+        reason: FinishReason,
+    },
+    /// `anomaly(kind, id, detail)`: a problem reported by whoever feeds the
+    /// handler. In ops JSONL this is a roundup extension (`"op":"anomaly"`),
+    /// which readers that do not know it ignore as the spec asks.
+    Anomaly {
+        /// What went wrong.
+        kind: AnomalyKind,
+        /// The tool call concerned, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        /// What was seen.
+        detail: &'a str,
+    },
+}
+
+impl<'a> Call<'a> {
+    /// The op name, as in ops JSONL (`"tool_update"`, ...).
+    pub fn op_name(&self) -> &'static str {
+        match self {
+            Call::Message { .. } => "message",
+            Call::Thought { .. } => "thought",
+            Call::ToolCall { .. } => "tool_call",
+            Call::ToolUpdate { .. } => "tool_update",
+            Call::ArgsSnapshot { .. } => "args_snapshot",
+            Call::TokenUsage { .. } => "token_usage",
+            Call::Start => "start",
+            Call::Finish { .. } => "finish",
+            Call::Anomaly { .. } => "anomaly",
+        }
+    }
+
+    /// The tool call id the call names, if any.
+    pub fn id(&self) -> Option<&'a str> {
+        match *self {
+            Call::ToolCall { id, .. } | Call::ToolUpdate { id, .. } | Call::ArgsSnapshot { id, .. } => Some(id),
+            Call::Anomaly { id, .. } => id,
+            _ => None,
+        }
+    }
+
+    /// Makes this call on `handler`.
+    pub fn apply(self, handler: &(impl StreamHandler + ?Sized)) {
+        match self {
+            Call::Message { text } => handler.message(text),
+            Call::Thought { text } => handler.thought(text),
+            Call::ToolCall { id, title } => handler.tool_call(id, title),
+            Call::ToolUpdate { id, content, status } => handler.tool_update(id, content, status),
+            Call::ArgsSnapshot { id, args } => handler.args_snapshot(id, args),
+            Call::TokenUsage { total } => handler.token_usage(total),
+            Call::Start => handler.start(),
+            Call::Finish { reason } => handler.finish(reason),
+            Call::Anomaly { kind, id, detail } => handler.anomaly(kind, id, detail),
+        }
+    }
+}

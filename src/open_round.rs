@@ -1,0 +1,84 @@
+//! The round being accumulated, before it closes.
+
+use std::collections::HashMap;
+
+use crate::round::ToolResult;
+
+/// A tool call of the open round: like [`ToolCall`](crate::ToolCall), but
+/// its result may still be missing.
+#[derive(Debug)]
+pub(crate) struct OpenCall {
+    pub(crate) id: String,
+    pub(crate) title: String,
+    pub(crate) arguments: String,
+    pub(crate) result: Option<ToolResult>,
+    pub(crate) started_at_ms: u64,
+    pub(crate) finished_at_ms: u64,
+}
+
+/// Text, reasoning and tool calls of the round not yet closed.
+///
+/// Tool calls are found by id through a map, so an argument delta costs the
+/// same with one call in flight as with thousands.
+#[derive(Debug, Default)]
+pub(crate) struct OpenRound {
+    pub(crate) message: String,
+    pub(crate) thought: String,
+    pub(crate) calls: Vec<OpenCall>,
+    by_id: HashMap<Box<str>, usize>,
+    /// Calls still without a result.
+    pub(crate) pending: usize,
+    /// Clock at the first content.
+    pub(crate) started_at_ms: Option<u64>,
+}
+
+impl OpenRound {
+    /// `true` when the round holds no text, reasoning or tool call, and so
+    /// would never be emitted (SPEC §2 rule 5).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.message.is_empty() && self.thought.is_empty() && self.calls.is_empty()
+    }
+
+    /// Marks the round as having content at `now`, if it had none.
+    pub(crate) fn touch(&mut self, now: u64) {
+        self.started_at_ms.get_or_insert(now);
+    }
+
+    /// The position of the call with this id.
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// The call with this id.
+    pub(crate) fn call_mut(&mut self, id: &str) -> Option<&mut OpenCall> {
+        let at = self.position(id)?;
+        self.calls.get_mut(at)
+    }
+
+    /// Adds a new, result-less call.
+    pub(crate) fn declare(&mut self, id: &str, title: &str, now: u64) {
+        self.touch(now);
+        self.by_id.insert(id.into(), self.calls.len());
+        self.calls.push(OpenCall {
+            id: id.to_owned(),
+            title: title.to_owned(),
+            arguments: String::new(),
+            result: None,
+            started_at_ms: now,
+            finished_at_ms: now,
+        });
+        self.pending += 1;
+    }
+
+    /// Empties the round for the next one, handing back its text.
+    pub(crate) fn take(&mut self) -> (String, String, Vec<OpenCall>, Option<u64>) {
+        self.by_id.clear();
+        self.pending = 0;
+        (
+            std::mem::take(&mut self.message),
+            std::mem::take(&mut self.thought),
+            std::mem::take(&mut self.calls),
+            self.started_at_ms.take(),
+        )
+    }
+}

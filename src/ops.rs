@@ -1,0 +1,344 @@
+//! Reading ops JSONL (SPEC §3): one recorded `StreamHandler` call per line.
+//!
+//! Decoding is lenient where the spec asks for it (unknown ops and unknown
+//! fields are ignored, for forward compatibility) and precise where it
+//! cannot be: a line that is not JSON, not an object, or whose known fields
+//! are missing or of the wrong type is a [`BadLine`] naming the field and
+//! what was found. Nothing here panics, whatever the bytes.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use crate::anomaly::AnomalyKind;
+use crate::call::Call;
+use crate::handler::{FinishReason, ToolCallStatus};
+
+/// Why a line could not be applied, with what could still be recovered from
+/// it (its session and clock reading), so that the anomaly lands in the
+/// right run and the clock still moves.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct BadLine {
+    /// What is wrong, naming the field (`field `text`: expected a string,
+    /// found a number`).
+    pub reason: String,
+    /// The line's `session`, when it was a JSON object with a string one.
+    pub session: Option<String>,
+    /// The line's `at_ms`, when it was a JSON object with a numeric one.
+    pub at_ms: Option<u64>,
+}
+
+/// A JSON value as far as validation needs it: strings are kept (borrowed
+/// when they have no escapes), numbers classified, the rest only named.
+#[derive(Debug, Clone, PartialEq)]
+enum Field<'a> {
+    Str(Cow<'a, str>),
+    UInt(u64),
+    Int(i64),
+    Float(f64),
+    Bool,
+    Array,
+    Object,
+}
+
+impl Field<'_> {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Field::Str(_) => "a string",
+            Field::UInt(_) | Field::Int(_) => "an integer",
+            Field::Float(_) => "a fractional number",
+            Field::Bool => "a boolean",
+            Field::Array => "an array",
+            Field::Object => "an object",
+        }
+    }
+
+    /// A clock reading: any number; negative readings clamp to 0 and
+    /// fractions are truncated (the clock is in whole milliseconds).
+    fn as_clock(&self) -> Option<u64> {
+        match *self {
+            Field::UInt(n) => Some(n),
+            Field::Int(_) => Some(0),
+            Field::Float(f) => Some(if f > 0.0 { f as u64 } else { 0 }),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct FieldVisitor<'a>(std::marker::PhantomData<Field<'a>>);
+        impl<'de: 'a, 'a> Visitor<'de> for FieldVisitor<'a> {
+            type Value = Field<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Field::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Field::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Field::Str(Cow::Owned(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Field::UInt(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(if v >= 0 { Field::UInt(v as u64) } else { Field::Int(v) })
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Field::Float(v))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Field::Bool)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Field::Array)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Field::Object)
+            }
+        }
+        deserializer.deserialize_any(FieldVisitor(std::marker::PhantomData))
+    }
+}
+
+/// The fields an ops line may have; anything else is ignored. `null` reads
+/// as absent.
+#[derive(Debug, Default, Deserialize)]
+struct Fields<'a> {
+    #[serde(borrow)]
+    op: Option<Field<'a>>,
+    #[serde(borrow)]
+    session: Option<Field<'a>>,
+    #[serde(borrow)]
+    at_ms: Option<Field<'a>>,
+    #[serde(borrow)]
+    text: Option<Field<'a>>,
+    #[serde(borrow)]
+    id: Option<Field<'a>>,
+    #[serde(borrow)]
+    title: Option<Field<'a>>,
+    #[serde(borrow)]
+    content: Option<Field<'a>>,
+    #[serde(borrow)]
+    status: Option<Field<'a>>,
+    #[serde(borrow)]
+    args: Option<Field<'a>>,
+    #[serde(borrow)]
+    total: Option<Field<'a>>,
+    #[serde(borrow)]
+    reason: Option<Field<'a>>,
+    #[serde(borrow)]
+    kind: Option<Field<'a>>,
+    #[serde(borrow)]
+    detail: Option<Field<'a>>,
+}
+
+/// Only what a bad line can still tell: its session and clock reading.
+#[derive(Debug, Default, Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    session: Option<Field<'a>>,
+    #[serde(borrow)]
+    at_ms: Option<Field<'a>>,
+}
+
+/// One decoded line of ops JSONL.
+///
+/// ```
+/// use roundup::{Call, OpsLine, ToolCallStatus};
+///
+/// let line = OpsLine::parse(br#"{"op":"tool_update","id":"t1","status":"completed","session":"s","at_ms":5}"#).unwrap();
+/// assert_eq!(line.session(), Some("s"));
+/// assert_eq!(line.at_ms(), Some(5));
+/// assert_eq!(
+///     line.call().unwrap(),
+///     Some(Call::ToolUpdate { id: "t1", content: "", status: ToolCallStatus::Completed })
+/// );
+///
+/// let bad = OpsLine::parse(br#"{"op":"message","text":5}"#).unwrap().call().unwrap_err();
+/// assert_eq!(bad.reason, "field `text`: expected a string, found an integer");
+/// ```
+#[derive(Debug)]
+pub struct OpsLine<'a> {
+    fields: Fields<'a>,
+}
+
+impl<'a> OpsLine<'a> {
+    /// Decodes the JSON of one line. Fails when it is not a JSON object (or
+    /// repeats a known field); the error still carries the line's session
+    /// and clock reading when they can be read.
+    pub fn parse(line: &'a [u8]) -> Result<Self, BadLine> {
+        let line = trim_line_end(line);
+        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            let reason = match serde_json::from_slice::<Field<'_>>(line) {
+                Ok(value) => format!("expected a JSON object, found {}", value.type_name()),
+                Err(error) => describe_json_error(&error),
+            };
+            return Err(BadLine { reason, session: None, at_ms: None });
+        }
+        match serde_json::from_slice::<Fields<'a>>(line) {
+            Ok(fields) => Ok(OpsLine { fields }),
+            Err(error) => {
+                let envelope = serde_json::from_slice::<Envelope<'_>>(line).unwrap_or_default();
+                let reason = describe_json_error(&error);
+                Err(BadLine {
+                    reason,
+                    session: envelope.session.as_ref().and_then(string),
+                    at_ms: envelope.at_ms.as_ref().and_then(Field::as_clock),
+                })
+            }
+        }
+    }
+
+    /// The line's session, when it is a string.
+    pub fn session(&self) -> Option<&str> {
+        match &self.fields.session {
+            Some(Field::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The line's clock reading, when `at_ms` is a number.
+    pub fn at_ms(&self) -> Option<u64> {
+        self.fields.at_ms.as_ref().and_then(Field::as_clock)
+    }
+
+    /// The call the line records; `Ok(None)` for an op this version does
+    /// not know (ignored, SPEC §3).
+    pub fn call(&self) -> Result<Option<Call<'_>>, BadLine> {
+        self.decode().map_err(|reason| BadLine {
+            reason,
+            session: self.session().map(str::to_owned),
+            at_ms: self.at_ms(),
+        })
+    }
+
+    fn decode(&self) -> Result<Option<Call<'_>>, String> {
+        let f = &self.fields;
+        optional_str("session", &f.session)?;
+        if let Some(at_ms) = &f.at_ms {
+            if at_ms.as_clock().is_none() {
+                return Err(wrong_type("at_ms", "a number", at_ms));
+            }
+        }
+        let op = required_str("op", &f.op)?;
+        Ok(Some(match op {
+            "message" => Call::Message { text: required_str("text", &f.text)? },
+            "thought" => Call::Thought { text: required_str("text", &f.text)? },
+            "tool_call" => Call::ToolCall {
+                id: required_str("id", &f.id)?,
+                title: optional_str("title", &f.title)?.unwrap_or_default(),
+            },
+            "tool_update" => {
+                let id = required_str("id", &f.id)?;
+                let status = required_str("status", &f.status)?;
+                let status = ToolCallStatus::parse(status).ok_or_else(|| {
+                    out_of_enum("status", "pending, in_progress, completed, failed", status)
+                })?;
+                let content = optional_str("content", &f.content)?.unwrap_or_default();
+                Call::ToolUpdate { id, content, status }
+            }
+            "args_snapshot" => Call::ArgsSnapshot {
+                id: required_str("id", &f.id)?,
+                args: required_str("args", &f.args)?,
+            },
+            "token_usage" => match &f.total {
+                Some(Field::UInt(total)) => Call::TokenUsage { total: *total },
+                Some(other) => return Err(wrong_type("total", "a non-negative integer", other)),
+                None => return Err(missing("total")),
+            },
+            "start" => Call::Start,
+            "finish" => {
+                let reason = required_str("reason", &f.reason)?;
+                let reason = FinishReason::parse(reason)
+                    .ok_or_else(|| out_of_enum("reason", "canceled, interrupted", reason))?;
+                Call::Finish { reason }
+            }
+            "anomaly" => {
+                let kind = required_str("kind", &f.kind)?;
+                let kind = AnomalyKind::parse(kind).ok_or_else(|| out_of_enum("kind", "an anomaly kind", kind))?;
+                Call::Anomaly {
+                    kind,
+                    id: optional_str("id", &f.id)?,
+                    detail: optional_str("detail", &f.detail)?.unwrap_or_default(),
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+}
+
+fn string<'a>(field: &'a Field<'_>) -> Option<String> {
+    match field {
+        Field::Str(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+fn required_str<'f>(name: &str, field: &'f Option<Field<'_>>) -> Result<&'f str, String> {
+    optional_str(name, field)?.ok_or_else(|| missing(name))
+}
+
+fn optional_str<'f>(name: &str, field: &'f Option<Field<'_>>) -> Result<Option<&'f str>, String> {
+    match field {
+        None => Ok(None),
+        Some(Field::Str(s)) => Ok(Some(s)),
+        Some(other) => Err(wrong_type(name, "a string", other)),
+    }
+}
+
+fn missing(name: &str) -> String {
+    format!("missing field `{name}`")
+}
+
+fn wrong_type(name: &str, expected: &str, found: &Field<'_>) -> String {
+    format!("field `{name}`: expected {expected}, found {}", found.type_name())
+}
+
+fn out_of_enum(name: &str, allowed: &str, found: &str) -> String {
+    let shown: String = found.chars().take(64).collect();
+    format!("field `{name}`: expected one of {allowed}, found {shown:?}")
+}
+
+/// The line without its terminator (`\n` or `\r\n`), so that positions
+/// in error messages stay on line 1.
+fn trim_line_end(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Names what is wrong with a line that does not decode as an object.
+fn describe_json_error(error: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let message = strip_position(&error.to_string());
+    match error.classify() {
+        Category::Syntax if message.starts_with("recursion limit exceeded") => {
+            format!("JSON nested too deeply (more than 128 levels) {}", column_of(&message))
+        }
+        Category::Syntax => format!("not valid JSON: {message}"),
+        Category::Eof => format!("truncated JSON: {message}"),
+        Category::Data | Category::Io => message,
+    }
+}
+
+fn column_of(message: &str) -> &str {
+    message.rfind(" (column ").map_or("", |at| message[at..].trim_start())
+}
+
+/// serde_json appends " at line 1 column N"; the line is ours to name, the
+/// column is worth keeping.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line 1 column ") {
+        Some(at) => format!("{} (column {})", &message[..at], &message[at + " at line 1 column ".len()..]),
+        None => message.to_owned(),
+    }
+}

@@ -1,0 +1,130 @@
+//! The output buffer the state machine writes into.
+//!
+//! Output is owned by the buffer, not by the machine's state, because it is
+//! delivered after the builder's lock is released while other threads may
+//! already be changing the state. UI event strings are copied into one
+//! reused text arena and referenced by offsets, so that the hot path (a
+//! message chunk) allocates nothing once the buffer has grown: the builder
+//! swaps two buffers, delivers one and clears it, keeping its capacity.
+
+use crate::anomaly::Anomaly;
+use crate::round::Round;
+use crate::sink::SinkRecord;
+use crate::stitch::Stitch;
+use crate::ui::{UiEvent, UiEventOf};
+
+/// A byte range of the text arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Span {
+    start: usize,
+    end: usize,
+}
+
+#[derive(Debug)]
+enum Item {
+    Round(Box<Round>),
+    Stitch(Box<Stitch>),
+    Anomaly(Box<Anomaly>),
+    Ui(UiEventOf<Span>),
+}
+
+/// One piece of output, borrowed from an [`Outputs`] buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output<'a> {
+    /// For the round sink: a closed round, a stitch or an anomaly.
+    Record(SinkRecord<'a>),
+    /// For the UI handler: a live event.
+    Ui(UiEvent<'a>),
+}
+
+/// Output records of the state machine, in delivery order.
+///
+/// Within one call, records for the sink come before the call's UI events
+/// (SPEC §2 rule 11: a closed round reaches the sink before the UI events of
+/// the call that closed it); across calls, order is the order of the calls.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    items: Vec<Item>,
+    text: String,
+    /// Where the current call's UI events begin: records are inserted here.
+    call_mark: usize,
+    /// When `false`, UI events are not produced at all.
+    ui_disabled: bool,
+}
+
+impl Outputs {
+    /// An empty buffer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `true` when there is nothing to deliver.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The number of records and events held.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Forgets everything held, keeping the allocated capacity.
+    pub fn clear(&mut self) {
+        self.items.clear();
+        self.text.clear();
+        self.call_mark = 0;
+    }
+
+    /// The output in delivery order.
+    pub fn iter(&self) -> impl Iterator<Item = Output<'_>> + '_ {
+        (0..self.items.len()).filter_map(move |i| self.get(i))
+    }
+
+    /// The output at position `i` in delivery order.
+    pub fn get(&self, i: usize) -> Option<Output<'_>> {
+        Some(match self.items.get(i)? {
+            Item::Round(round) => Output::Record(SinkRecord::Round(round)),
+            Item::Stitch(stitch) => Output::Record(SinkRecord::Stitch(stitch)),
+            Item::Anomaly(anomaly) => Output::Record(SinkRecord::Anomaly(anomaly)),
+            Item::Ui(event) => Output::Ui(event.map(|span| self.text.get(span.start..span.end).unwrap_or_default())),
+        })
+    }
+
+    /// Marks the start of a call: its records go before its UI events.
+    pub(crate) fn begin_call(&mut self, ui_enabled: bool) {
+        self.call_mark = self.items.len();
+        self.ui_disabled = !ui_enabled;
+    }
+
+    pub(crate) fn round(&mut self, round: Round) {
+        self.record(Item::Round(Box::new(round)));
+    }
+
+    pub(crate) fn stitch(&mut self, stitch: Stitch) {
+        self.record(Item::Stitch(Box::new(stitch)));
+    }
+
+    pub(crate) fn anomaly(&mut self, anomaly: Anomaly) {
+        self.record(Item::Anomaly(Box::new(anomaly)));
+    }
+
+    fn record(&mut self, item: Item) {
+        let at = self.call_mark.min(self.items.len());
+        self.items.insert(at, item);
+        self.call_mark = at + 1;
+    }
+
+    /// Queues a UI event, copying its strings into the arena.
+    pub(crate) fn ui(&mut self, event: UiEvent<'_>) {
+        if self.ui_disabled {
+            return;
+        }
+        let text = &mut self.text;
+        let event = event.map(|s| {
+            let start = text.len();
+            text.push_str(s);
+            Span { start, end: text.len() }
+        });
+        self.items.push(Item::Ui(event));
+    }
+}

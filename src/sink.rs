@@ -1,0 +1,50 @@
+//! The round sink: where persistence plugs in.
+
+use crate::anomaly::Anomaly;
+use crate::round::Round;
+use crate::stitch::Stitch;
+
+/// One record for persistence, borrowed for the duration of the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinkRecord<'a> {
+    /// A round closed: persist it.
+    Round(&'a Round),
+    /// A late result for an already persisted round: patch it.
+    Stitch(&'a Stitch),
+    /// Something the upstream did that could not be applied.
+    Anomaly(&'a Anomaly),
+}
+
+/// Receives closed rounds, stitches and anomalies, in state order, never
+/// while the builder's lock is held (a sink may call back into the builder).
+///
+/// Any `Fn(SinkRecord<'_>) + Send + Sync` closure is a sink:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use roundup::{RoundBuilder, SinkRecord, StreamHandler, FinishReason};
+///
+/// let saved = Arc::new(Mutex::new(Vec::new()));
+/// let store = saved.clone();
+/// let builder = RoundBuilder::new().with_sink(move |record: SinkRecord<'_>| {
+///     if let SinkRecord::Round(round) = record {
+///         store.lock().unwrap().push(round.message.clone());
+///     }
+/// });
+/// builder.message("Hello");
+/// builder.finish(FinishReason::Interrupted);
+/// assert_eq!(*saved.lock().unwrap(), ["Hello"]);
+/// ```
+pub trait RoundSink: Send + Sync {
+    /// Handles one record.
+    fn record(&self, record: SinkRecord<'_>);
+}
+
+impl<F> RoundSink for F
+where
+    F: Fn(SinkRecord<'_>) + Send + Sync,
+{
+    fn record(&self, record: SinkRecord<'_>) {
+        self(record)
+    }
+}

@@ -1,0 +1,28 @@
+//! A stitch: a late result that replaces a `superseded` placeholder.
+
+use serde::{Deserialize, Serialize};
+
+use crate::round::ToolResult;
+
+/// A late terminal result for a tool call whose round was closed by the next
+/// chunk (SPEC §2 rule 9).
+///
+/// The round was already persisted with a `superseded` placeholder; the
+/// stitch tells the consumer which call of which round to patch. The
+/// builder's retained rounds are patched already.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stitch {
+    /// The session; absent when the input named none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The run of the patched round.
+    pub run: u64,
+    /// The index of the patched round in its run.
+    pub round: u64,
+    /// The tool call's id.
+    pub id: String,
+    /// The real result that replaces the placeholder.
+    pub result: ToolResult,
+    /// Clock reading at the late terminal; the stitched call takes it.
+    pub finished_at_ms: u64,
+}

@@ -1,0 +1,181 @@
+//! Live UI events: what a view shows while a round streams.
+//!
+//! Rounds are for persistence and arrive once a turn is over; a UI wants
+//! every fragment as it comes. The events are paired so that a view can keep
+//! one open element per stream: every `*_start` gets exactly one matching
+//! end (`*_end`, or `tool_call_interrupted` for a tool call that never got a
+//! result), including when a round is cut short by `finish` or by the next
+//! chunk, and deltas only arrive between a start and its end.
+
+use serde::Serialize;
+
+use crate::round::{ClosedBy, PlaceholderReason};
+
+/// One live UI event, with its strings borrowed from the builder's output
+/// buffer (reused, so a streaming chunk costs no allocation).
+pub type UiEvent<'a> = UiEventOf<&'a str>;
+
+/// A live UI event, generic over how its strings are held: [`UiEvent`]
+/// borrows them; the output buffer stores offsets into its text arena.
+///
+/// Serialises as one JSON object tagged by `event` (the shape
+/// `roundup replay --emit ui` prints):
+///
+/// ```
+/// use roundup::UiEvent;
+/// let line = serde_json::to_string(&UiEvent::MessageDelta { text: "Hi" }).unwrap();
+/// assert_eq!(line, r#"{"event":"message_delta","text":"Hi"}"#);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum UiEventOf<S> {
+    /// Assistant text begins.
+    MessageStart,
+    /// A fragment of assistant text.
+    MessageDelta {
+        /// The fragment.
+        text: S,
+    },
+    /// Assistant text ends (reasoning or a tool call follows, or the round
+    /// closed).
+    MessageEnd,
+    /// Reasoning begins.
+    ThoughtStart,
+    /// A fragment of reasoning.
+    ThoughtDelta {
+        /// The fragment.
+        text: S,
+    },
+    /// Reasoning ends.
+    ThoughtEnd,
+    /// A tool call was declared.
+    ToolCallStart {
+        /// The call's id.
+        id: S,
+        /// Its title (may be empty until an upsert names it).
+        title: S,
+    },
+    /// A redeclaration gave the call a new title.
+    ToolCallTitle {
+        /// The call's id.
+        id: S,
+        /// The new title.
+        title: S,
+    },
+    /// The call's arguments changed.
+    ToolCallArgs {
+        /// The call's id.
+        id: S,
+        /// A delta to append, or the whole arguments when `replace`.
+        args: S,
+        /// `true` for a snapshot that replaces what was shown.
+        replace: bool,
+    },
+    /// The call's result arrived; `tool_call_end` follows.
+    ToolCallResult {
+        /// The call's id.
+        id: S,
+        /// The result content.
+        content: S,
+        /// `false` for a `failed` result.
+        success: bool,
+    },
+    /// The call is over (it has its result).
+    ToolCallEnd {
+        /// The call's id.
+        id: S,
+    },
+    /// The round closed before the call got a result; this ends the call.
+    ToolCallInterrupted {
+        /// The call's id.
+        id: S,
+        /// Why no result came.
+        reason: PlaceholderReason,
+    },
+    /// A late result replaced the placeholder of a call of an earlier round.
+    ToolCallStitched {
+        /// The call's id.
+        id: S,
+        /// The run of the patched round.
+        run: u64,
+        /// The index of the patched round in its run.
+        round: u64,
+        /// The late result content.
+        content: S,
+        /// `false` for a `failed` result.
+        success: bool,
+    },
+    /// The context-window occupancy gauge.
+    TokenUsage {
+        /// Tokens in the context window.
+        total: u64,
+    },
+    /// A round closed (after the ends of everything it held).
+    RoundEnd {
+        /// The run.
+        run: u64,
+        /// The round's index in the run.
+        index: u64,
+        /// What closed it.
+        closed_by: ClosedBy,
+    },
+}
+
+impl<S> UiEventOf<S> {
+    /// Converts every string of the event with `f`, keeping the rest.
+    pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> UiEventOf<T> {
+        use UiEventOf::*;
+        match self {
+            MessageStart => MessageStart,
+            MessageDelta { text } => MessageDelta { text: f(text) },
+            MessageEnd => MessageEnd,
+            ThoughtStart => ThoughtStart,
+            ThoughtDelta { text } => ThoughtDelta { text: f(text) },
+            ThoughtEnd => ThoughtEnd,
+            ToolCallStart { id, title } => ToolCallStart { id: f(id), title: f(title) },
+            ToolCallTitle { id, title } => ToolCallTitle { id: f(id), title: f(title) },
+            ToolCallArgs { id, args, replace } => ToolCallArgs { id: f(id), args: f(args), replace },
+            ToolCallResult { id, content, success } => ToolCallResult { id: f(id), content: f(content), success },
+            ToolCallEnd { id } => ToolCallEnd { id: f(id) },
+            ToolCallInterrupted { id, reason } => ToolCallInterrupted { id: f(id), reason },
+            ToolCallStitched { id, run, round, content, success } => ToolCallStitched {
+                id: f(id),
+                run,
+                round,
+                content: f(content),
+                success,
+            },
+            TokenUsage { total } => TokenUsage { total },
+            RoundEnd { run, index, closed_by } => RoundEnd { run, index, closed_by },
+        }
+    }
+}
+
+/// What a [`UiHandler`] tells the builder after an event: go on, or stop
+/// sending (the client went away). Rounds keep reaching the sink either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UiFlow {
+    /// Keep sending UI events.
+    Continue,
+    /// Send no more UI events to this handler (backpressure: the client is
+    /// gone). The builder stops producing them, which also saves the work.
+    Stop,
+}
+
+/// Receives live UI events, in order, never while the builder's lock is
+/// held (a handler may call back into the builder).
+///
+/// Any `Fn(&UiEvent<'_>) -> UiFlow + Send + Sync` closure is a handler.
+pub trait UiHandler: Send + Sync {
+    /// Handles one event.
+    fn event(&self, event: &UiEvent<'_>) -> UiFlow;
+}
+
+impl<F> UiHandler for F
+where
+    F: Fn(&UiEvent<'_>) -> UiFlow + Send + Sync,
+{
+    fn event(&self, event: &UiEvent<'_>) -> UiFlow {
+        self(event)
+    }
+}

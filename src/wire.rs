@@ -1,0 +1,84 @@
+//! The output lines of SPEC §4: one JSON object per line, `type` first.
+
+use serde::{Deserialize, Serialize};
+
+use crate::anomaly::Anomaly;
+use crate::round::Round;
+use crate::sink::SinkRecord;
+use crate::stitch::Stitch;
+use crate::summary::Summary;
+use crate::ui::UiEvent;
+
+/// One output line, owned: what a consumer reads back from roundup's
+/// output (or its own persisted records).
+///
+/// ```
+/// use roundup::OutputLine;
+/// let line: OutputLine = serde_json::from_str(
+///     r#"{"type":"stitch","run":0,"round":0,"id":"a","result":{"status":"completed","content":"late"},"finished_at_ms":7}"#,
+/// ).unwrap();
+/// let OutputLine::Stitch(stitch) = line else { panic!() };
+/// assert_eq!(stitch.result.content(), Some("late"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputLine {
+    /// A closed round.
+    Round(Round),
+    /// A late result for an earlier round.
+    Stitch(Stitch),
+    /// Something that could not be applied.
+    Anomaly(Anomaly),
+    /// A run's counts, after all other output.
+    Summary(Summary),
+}
+
+/// Writes one record as its output line (no newline), borrowing it.
+pub fn write_record(out: &mut Vec<u8>, record: SinkRecord<'_>) {
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Line<'a> {
+        Round(&'a Round),
+        Stitch(&'a Stitch),
+        Anomaly(&'a Anomaly),
+    }
+    let line = match record {
+        SinkRecord::Round(round) => Line::Round(round),
+        SinkRecord::Stitch(stitch) => Line::Stitch(stitch),
+        SinkRecord::Anomaly(anomaly) => Line::Anomaly(anomaly),
+    };
+    write_json(out, &line);
+}
+
+/// Writes a summary as its output line (no newline).
+pub fn write_summary(out: &mut Vec<u8>, summary: &Summary) {
+    #[derive(Serialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Line<'a> {
+        Summary(&'a Summary),
+    }
+    write_json(out, &Line::Summary(summary));
+}
+
+/// Writes a UI event as the line `replay --emit ui` prints: the event's
+/// fields, plus `session` when there is one.
+pub fn write_ui_event(out: &mut Vec<u8>, session: Option<&str>, event: &UiEvent<'_>) {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        #[serde(flatten)]
+        event: &'a UiEvent<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session: Option<&'a str>,
+    }
+    write_json(out, &Line { event, session });
+}
+
+fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
+    // Serialising these types into memory cannot fail: they hold strings,
+    // integers and enums only, and writing to a Vec never errors. Should it
+    // ever fail, the partial line is removed rather than left corrupt.
+    let len = out.len();
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.truncate(len);
+    }
+}

@@ -1,0 +1,115 @@
+//! Helpers shared by the integration tests: the conformance vectors and the
+//! "expected fields are a subset of actual fields" comparison of SPEC §5.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// One conformance vector (SPEC §5).
+pub struct Vector {
+    pub path: PathBuf,
+    pub name: String,
+    pub ops: Vec<Value>,
+    pub expect: Vec<Value>,
+}
+
+impl Vector {
+    /// The ops as JSONL, one line per op.
+    pub fn ops_jsonl(&self) -> String {
+        self.ops.iter().map(|op| format!("{op}\n")).collect()
+    }
+}
+
+pub fn vectors_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("vectors")
+}
+
+/// Every vector in tests/vectors/, sorted by file name.
+pub fn vectors() -> Vec<Vector> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(vectors_dir())
+        .expect("tests/vectors exists")
+        .map(|entry| entry.expect("readable entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("readable vector");
+            let value: Value = serde_json::from_str(&text).expect("vector is JSON");
+            Vector {
+                name: value["name"].as_str().expect("vector has a name").to_owned(),
+                ops: value["ops"].as_array().expect("vector has ops").clone(),
+                expect: value["expect"].as_array().expect("vector has expect").clone(),
+                path,
+            }
+        })
+        .collect()
+}
+
+/// `Ok` when every field of `expected` is in `actual` with an equal value,
+/// recursively (arrays must have the same length); else the path of the
+/// first difference.
+pub fn subset(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (key, value) in e {
+                let here = format!("{path}.{key}");
+                match a.get(key) {
+                    Some(actual) => subset(value, actual, &here)?,
+                    None => return Err(format!("{here}: missing, expected {value}")),
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() != a.len() {
+                return Err(format!("{path}: expected {} elements, got {}: {actual}", e.len(), a.len()));
+            }
+            for (i, (e, a)) in e.iter().zip(a).enumerate() {
+                subset(e, a, &format!("{path}[{i}]"))?;
+            }
+            Ok(())
+        }
+        _ if expected == actual => Ok(()),
+        _ => Err(format!("{path}: expected {expected}, got {actual}")),
+    }
+}
+
+/// Checks replay output (JSON lines) against a vector's expectations:
+/// round, stitch and anomaly lines one to one and in order; summary lines
+/// only where the vector holds some.
+pub fn check_output(vector: &Vector, output: &str) -> Result<(), String> {
+    let lines: Vec<Value> = output
+        .lines()
+        .map(|line| serde_json::from_str(line).map_err(|e| format!("output line is not JSON ({e}): {line}")))
+        .collect::<Result<_, _>>()?;
+    let is_summary = |v: &&Value| v["type"] == "summary";
+    let split = |values: &[Value]| -> (Vec<Value>, Vec<Value>) {
+        let (summaries, records): (Vec<&Value>, Vec<&Value>) = values.iter().partition(is_summary);
+        (records.into_iter().cloned().collect(), summaries.into_iter().cloned().collect())
+    };
+    let (records, summaries) = split(&lines);
+    let (expected_records, expected_summaries) = split(&vector.expect);
+    compare(&expected_records, &records, "record")?;
+    if !expected_summaries.is_empty() {
+        compare(&expected_summaries, &summaries, "summary")?;
+    }
+    Ok(())
+}
+
+fn compare(expected: &[Value], actual: &[Value], what: &str) -> Result<(), String> {
+    if expected.len() != actual.len() {
+        return Err(format!(
+            "expected {} {what} lines, got {}:\n{}",
+            expected.len(),
+            actual.len(),
+            actual.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("\n")
+        ));
+    }
+    for (i, (e, a)) in expected.iter().zip(actual).enumerate() {
+        subset(e, a, &format!("{what}[{i}]"))?;
+    }
+    Ok(())
+}
