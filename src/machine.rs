@@ -454,3 +454,6 @@ fn terminal(status: crate::handler::ToolCallStatus) -> Option<TerminalStatus> {
         Pending | InProgress => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -46,10 +46,11 @@ enum Field<'a> {
 
 impl Field<'_> {
     fn type_name(&self) -> &'static str {
-        match self {
+        match *self {
             Field::Str(_) => "a string",
             Field::UInt(_) | Field::Int(_) => "an integer",
-            Field::Float(_) => "a fractional number",
+            Field::Float(f) if f.fract() == 0.0 && f.abs() >= 9.2e18 => "an integer out of the 64-bit range",
+            Field::Float(_) => "a number with a fraction or an exponent",
             Field::Bool => "a boolean",
             Field::Array => "an array",
             Field::Object => "an object",
@@ -321,17 +322,10 @@ fn describe_json_error(error: &serde_json::Error) -> String {
     use serde_json::error::Category;
     let message = strip_position(&error.to_string());
     match error.classify() {
-        Category::Syntax if message.starts_with("recursion limit exceeded") => {
-            format!("JSON nested too deeply (more than 128 levels) {}", column_of(&message))
-        }
         Category::Syntax => format!("not valid JSON: {message}"),
         Category::Eof => format!("truncated JSON: {message}"),
         Category::Data | Category::Io => message,
     }
-}
-
-fn column_of(message: &str) -> &str {
-    message.rfind(" (column ").map_or("", |at| message[at..].trim_start())
 }
 
 /// serde_json appends " at line 1 column N"; the line is ours to name, the
@@ -340,5 +334,136 @@ fn strip_position(message: &str) -> String {
     match message.rfind(" at line 1 column ") {
         Some(at) => format!("{} (column {})", &message[..at], &message[at + " at line 1 column ".len()..]),
         None => message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(line: &str) -> Result<Option<Call<'static>>, String> {
+        let line: &'static str = Box::leak(line.to_owned().into_boxed_str());
+        let parsed = OpsLine::parse(line.as_bytes()).map_err(|e| e.reason)?;
+        let parsed: &'static OpsLine<'static> = Box::leak(Box::new(parsed));
+        parsed.call().map_err(|e| e.reason)
+    }
+
+    #[test]
+    fn every_op_decodes_with_its_fields() {
+        let cases: [(&str, Call<'_>); 9] = [
+            (r#"{"op":"message","text":"a"}"#, Call::Message { text: "a" }),
+            (r#"{"op":"thought","text":"b"}"#, Call::Thought { text: "b" }),
+            (r#"{"op":"tool_call","id":"t"}"#, Call::ToolCall { id: "t", title: "" }),
+            (
+                r#"{"op":"tool_update","id":"t","status":"pending"}"#,
+                Call::ToolUpdate { id: "t", content: "", status: ToolCallStatus::Pending },
+            ),
+            (r#"{"op":"args_snapshot","id":"","args":"{}"}"#, Call::ArgsSnapshot { id: "", args: "{}" }),
+            (r#"{"op":"token_usage","total":18234}"#, Call::TokenUsage { total: 18234 }),
+            (r#"{"op":"start"}"#, Call::Start),
+            (r#"{"op":"finish","reason":"canceled"}"#, Call::Finish { reason: FinishReason::Canceled }),
+            (
+                r#"{"op":"anomaly","kind":"bad_line","detail":"x"}"#,
+                Call::Anomaly { kind: AnomalyKind::BadLine, id: None, detail: "x" },
+            ),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(call(line), Ok(Some(expected)), "{line}");
+        }
+    }
+
+    #[test]
+    fn escaped_strings_are_decoded() {
+        assert_eq!(
+            call(r#"{"op":"message","text":"\u00e9\n\"q\"\\"}"#),
+            Ok(Some(Call::Message { text: "é\n\"q\"\\" }))
+        );
+    }
+
+    #[test]
+    fn unknown_ops_and_fields_are_ignored() {
+        assert_eq!(call(r#"{"op":"teleport","to":"mars"}"#), Ok(None));
+        assert_eq!(call(r#"{"op":"message","text":"a","extra":{"deep":[1,2]}}"#), Ok(Some(Call::Message { text: "a" })));
+    }
+
+    #[test]
+    fn missing_and_mistyped_fields_are_named() {
+        let cases = [
+            (r#"{"text":"a"}"#, "missing field `op`"),
+            (r#"{"op":5}"#, "field `op`: expected a string, found an integer"),
+            (r#"{"op":"message"}"#, "missing field `text`"),
+            (r#"{"op":"message","text":null}"#, "missing field `text`"),
+            (r#"{"op":"thought","text":["a"]}"#, "field `text`: expected a string, found an array"),
+            (r#"{"op":"tool_call","title":"x"}"#, "missing field `id`"),
+            (r#"{"op":"tool_call","id":"a","title":7}"#, "field `title`: expected a string, found an integer"),
+            (r#"{"op":"tool_update","id":"a"}"#, "missing field `status`"),
+            (
+                r#"{"op":"tool_update","id":"a","status":"done"}"#,
+                "field `status`: expected one of pending, in_progress, completed, failed, found \"done\"",
+            ),
+            (r#"{"op":"tool_update","id":"a","status":"completed","content":{}}"#, "field `content`: expected a string, found an object"),
+            (r#"{"op":"args_snapshot","id":"a"}"#, "missing field `args`"),
+            (r#"{"op":"token_usage"}"#, "missing field `total`"),
+            (r#"{"op":"token_usage","total":-1}"#, "field `total`: expected a non-negative integer, found an integer"),
+            (
+                r#"{"op":"token_usage","total":1.5}"#,
+                "field `total`: expected a non-negative integer, found a number with a fraction or an exponent",
+            ),
+            (r#"{"op":"token_usage","total":"5"}"#, "field `total`: expected a non-negative integer, found a string"),
+            (
+                r#"{"op":"token_usage","total":18446744073709551616}"#,
+                "field `total`: expected a non-negative integer, found an integer out of the 64-bit range",
+            ),
+            (r#"{"op":"finish"}"#, "missing field `reason`"),
+            (r#"{"op":"finish","reason":"cancelled"}"#, "field `reason`: expected one of canceled, interrupted, found \"cancelled\""),
+            (r#"{"op":"start","session":5}"#, "field `session`: expected a string, found an integer"),
+            (r#"{"op":"start","at_ms":"5"}"#, "field `at_ms`: expected a number, found a string"),
+        ];
+        for (line, reason) in cases {
+            assert_eq!(call(line), Err(reason.to_owned()), "{line}");
+        }
+    }
+
+    #[test]
+    fn lines_that_are_not_objects_say_so() {
+        let reason = |line: &[u8]| OpsLine::parse(line).unwrap_err().reason;
+        assert_eq!(reason(b"[1]"), "expected a JSON object, found an array");
+        assert_eq!(reason(b"42\n"), "expected a JSON object, found an integer");
+        assert_eq!(reason(b"not json"), "not valid JSON: expected ident (column 2)");
+        assert_eq!(reason(b"{\"op\":\"message\""), "truncated JSON: EOF while parsing an object (column 15)");
+        assert_eq!(reason(b"{\"op\":\"message\",\"op\":\"x\"}"), "duplicate field `op` (column 20)");
+        assert!(reason(b"{\"op\":\"message\",\"text\":\"\xff\"}").starts_with("not valid JSON: invalid unicode"));
+        assert!(reason(b"{\"op\":\"message\",\"text\":\"a\0\"}").starts_with("not valid JSON: control character"));
+        // Nesting costs no stack: values nobody reads are skipped iteratively.
+        for depth in [10_000, 1_000_000] {
+            let nested = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            assert_eq!(reason(nested.as_bytes()), "expected a JSON object, found an array");
+            let line = format!("{{\"op\":\"message\",\"text\":{nested}}}");
+            let error = OpsLine::parse(line.as_bytes()).unwrap().call().unwrap_err();
+            assert_eq!(error.reason, "field `text`: expected a string, found an array");
+            let unclosed = format!("{{\"op\":\"message\",\"text\":{}", "[".repeat(depth));
+            assert!(reason(unclosed.as_bytes()).starts_with("truncated JSON"));
+        }
+        assert!(reason(b"{\"total\":1e400}").contains("number out of range"));
+    }
+
+    #[test]
+    fn a_bad_line_keeps_its_session_and_clock_when_readable() {
+        let error = OpsLine::parse(br#"{"op":"message","text":5,"session":"s","at_ms":9}"#).unwrap().call().unwrap_err();
+        assert_eq!((error.session.as_deref(), error.at_ms), (Some("s"), Some(9)));
+        let error = OpsLine::parse(br#"{"op":"a","op":"b","session":"s2","at_ms":12.9}"#).unwrap_err();
+        assert_eq!((error.session.as_deref(), error.at_ms), (Some("s2"), Some(12)));
+        let error = OpsLine::parse(b"[\"session\"]").unwrap_err();
+        assert_eq!((error.session, error.at_ms), (None, None));
+    }
+
+    #[test]
+    fn clock_readings_are_whole_non_negative_milliseconds() {
+        let at = |line: &[u8]| OpsLine::parse(line).unwrap().at_ms();
+        assert_eq!(at(br#"{"at_ms":5}"#), Some(5));
+        assert_eq!(at(br#"{"at_ms":5.7}"#), Some(5));
+        assert_eq!(at(br#"{"at_ms":-3}"#), Some(0));
+        assert_eq!(at(br#"{"at_ms":1e300}"#), Some(u64::MAX));
+        assert_eq!(at(br#"{"at_ms":null}"#), None);
     }
 }
