@@ -19,7 +19,7 @@ use crate::summary::Summary;
 use crate::ui::{UiFlow, UiHandler};
 
 /// Aggregates one session's stream into rounds; share it between threads
-/// (it implements [`StreamHandler`] with `&self` methods).
+/// (it implements [`StreamHandler`](crate::StreamHandler) with `&self` methods).
 ///
 /// Each call takes the builder's lock, reads the clock, runs the
 /// [`RoundMachine`] and queues what it produced; the queue is then delivered
@@ -183,7 +183,7 @@ impl RoundBuilder {
     }
 
     /// Finishes the current run unless it is finished already (so, unlike
-    /// [`finish`](StreamHandler::finish), never an `after_finish` anomaly);
+    /// [`finish`](crate::StreamHandler::finish), never an `after_finish` anomaly);
     /// `true` if it was running. For the end of a stream.
     pub fn finish_if_running(&self, reason: FinishReason) -> bool {
         let mut state = self.state.lock();
@@ -201,7 +201,7 @@ impl RoundBuilder {
         self.state.lock().machine.reset();
     }
 
-    /// Applies one call. Every [`StreamHandler`] method comes here.
+    /// Applies one call. Every [`StreamHandler`](crate::StreamHandler) method comes here.
     pub fn apply(&self, call: Call<'_>) {
         let mut state = self.state.lock();
         let now = self.clock.now_ms();

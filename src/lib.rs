@@ -93,3 +93,8 @@ pub use stitch::Stitch;
 pub use summary::{PlaceholderCounts, Summary};
 pub use ui::{UiEvent, UiEventOf, UiFlow, UiHandler};
 pub use wire::{write_record, write_summary, write_ui_event, OutputLine};
+
+/// The README's Rust examples are compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -86,9 +86,7 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
         Some("replay") => {
             let mut replay = ReplayArgs { file: None, emit: Emit::Records, progress: None, quiet: false };
             while let Some(arg) = args.next() {
-                let mut value = |name: &str| {
-                    args.next().cloned().ok_or_else(|| Usage(format!("{name} needs a value")))
-                };
+                let mut value = |name: &str| args.next().cloned().ok_or_else(|| Usage(format!("{name} needs a value")));
                 match arg.as_str() {
                     "-h" | "--help" => return Ok(Command::Help),
                     "--from" => match value("--from")?.as_str() {

@@ -242,16 +242,14 @@ impl<'a> OpsLine<'a> {
             "tool_update" => {
                 let id = required_str("id", &f.id)?;
                 let status = required_str("status", &f.status)?;
-                let status = ToolCallStatus::parse(status).ok_or_else(|| {
-                    out_of_enum("status", "pending, in_progress, completed, failed", status)
-                })?;
+                let status = ToolCallStatus::parse(status)
+                    .ok_or_else(|| out_of_enum("status", "pending, in_progress, completed, failed", status))?;
                 let content = optional_str("content", &f.content)?.unwrap_or_default();
                 Call::ToolUpdate { id, content, status }
             }
-            "args_snapshot" => Call::ArgsSnapshot {
-                id: required_str("id", &f.id)?,
-                args: required_str("args", &f.args)?,
-            },
+            "args_snapshot" => {
+                Call::ArgsSnapshot { id: required_str("id", &f.id)?, args: required_str("args", &f.args)? }
+            }
             "token_usage" => match &f.total {
                 Some(Field::UInt(total)) => Call::TokenUsage { total: *total },
                 Some(other) => return Err(wrong_type("total", "a non-negative integer", other)),
@@ -278,7 +276,7 @@ impl<'a> OpsLine<'a> {
     }
 }
 
-fn string<'a>(field: &'a Field<'_>) -> Option<String> {
+fn string(field: &Field<'_>) -> Option<String> {
     match field {
         Field::Str(s) => Some(s.to_string()),
         _ => None,
@@ -383,7 +381,10 @@ mod tests {
     #[test]
     fn unknown_ops_and_fields_are_ignored() {
         assert_eq!(call(r#"{"op":"teleport","to":"mars"}"#), Ok(None));
-        assert_eq!(call(r#"{"op":"message","text":"a","extra":{"deep":[1,2]}}"#), Ok(Some(Call::Message { text: "a" })));
+        assert_eq!(
+            call(r#"{"op":"message","text":"a","extra":{"deep":[1,2]}}"#),
+            Ok(Some(Call::Message { text: "a" }))
+        );
     }
 
     #[test]
@@ -401,7 +402,10 @@ mod tests {
                 r#"{"op":"tool_update","id":"a","status":"done"}"#,
                 "field `status`: expected one of pending, in_progress, completed, failed, found \"done\"",
             ),
-            (r#"{"op":"tool_update","id":"a","status":"completed","content":{}}"#, "field `content`: expected a string, found an object"),
+            (
+                r#"{"op":"tool_update","id":"a","status":"completed","content":{}}"#,
+                "field `content`: expected a string, found an object",
+            ),
             (r#"{"op":"args_snapshot","id":"a"}"#, "missing field `args`"),
             (r#"{"op":"token_usage"}"#, "missing field `total`"),
             (r#"{"op":"token_usage","total":-1}"#, "field `total`: expected a non-negative integer, found an integer"),
@@ -415,7 +419,10 @@ mod tests {
                 "field `total`: expected a non-negative integer, found an integer out of the 64-bit range",
             ),
             (r#"{"op":"finish"}"#, "missing field `reason`"),
-            (r#"{"op":"finish","reason":"cancelled"}"#, "field `reason`: expected one of canceled, interrupted, found \"cancelled\""),
+            (
+                r#"{"op":"finish","reason":"cancelled"}"#,
+                "field `reason`: expected one of canceled, interrupted, found \"cancelled\"",
+            ),
             (r#"{"op":"start","session":5}"#, "field `session`: expected a string, found an integer"),
             (r#"{"op":"start","at_ms":"5"}"#, "field `at_ms`: expected a number, found a string"),
         ];
@@ -449,7 +456,8 @@ mod tests {
 
     #[test]
     fn a_bad_line_keeps_its_session_and_clock_when_readable() {
-        let error = OpsLine::parse(br#"{"op":"message","text":5,"session":"s","at_ms":9}"#).unwrap().call().unwrap_err();
+        let error =
+            OpsLine::parse(br#"{"op":"message","text":5,"session":"s","at_ms":9}"#).unwrap().call().unwrap_err();
         assert_eq!((error.session.as_deref(), error.at_ms), (Some("s"), Some(9)));
         let error = OpsLine::parse(br#"{"op":"a","op":"b","session":"s2","at_ms":12.9}"#).unwrap_err();
         assert_eq!((error.session.as_deref(), error.at_ms), (Some("s2"), Some(12)));

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::call::Call;
 use crate::clock::Clock;
 
-/// A [`StreamHandler`] that writes every call as one ops JSONL line
+/// A [`StreamHandler`](crate::StreamHandler) that writes every call as one ops JSONL line
 /// (SPEC §3), so a live stream can be replayed later with
 /// `roundup replay --from ops`, or fed to a builder in a test.
 ///

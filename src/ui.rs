@@ -138,13 +138,9 @@ impl<S> UiEventOf<S> {
             ToolCallResult { id, content, success } => ToolCallResult { id: f(id), content: f(content), success },
             ToolCallEnd { id } => ToolCallEnd { id: f(id) },
             ToolCallInterrupted { id, reason } => ToolCallInterrupted { id: f(id), reason },
-            ToolCallStitched { id, run, round, content, success } => ToolCallStitched {
-                id: f(id),
-                run,
-                round,
-                content: f(content),
-                success,
-            },
+            ToolCallStitched { id, run, round, content, success } => {
+                ToolCallStitched { id: f(id), run, round, content: f(content), success }
+            }
             TokenUsage { total } => TokenUsage { total },
             RoundEnd { run, index, closed_by } => RoundEnd { run, index, closed_by },
         }

@@ -20,6 +20,9 @@ use crate::ui::UiEvent;
 /// let OutputLine::Stitch(stitch) = line else { panic!() };
 /// assert_eq!(stitch.result.content(), Some("late"));
 /// ```
+// Lines are read one at a time and most are rounds: boxing the round would
+// add an allocation per line to save stack space nobody is short of.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutputLine {

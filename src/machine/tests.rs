@@ -7,6 +7,7 @@ use crate::output::Output;
 use crate::sink::SinkRecord;
 
 /// A record as an owned value, for comparisons.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 enum Rec {
     Round(Round),
