@@ -113,3 +113,6 @@ fn compare(expected: &[Value], actual: &[Value], what: &str) -> Result<(), Strin
     }
     Ok(())
 }
+
+pub mod generate;
+pub mod reference;

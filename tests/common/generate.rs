@@ -1,0 +1,118 @@
+//! Random call sequences for the property tests, biased towards the
+//! adversarial cases: a small pool of ids (so results come late, twice, or
+//! for ids never declared), snapshots between deltas, `finish` mid-tool,
+//! `start` over unfinished runs, interleaved sessions, a clock that may go
+//! backwards.
+
+use proptest::prelude::*;
+use roundup::{Call, FinishReason, ToolCallStatus};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    Message(String),
+    Thought(String),
+    ToolCall(String, String),
+    Update(String, String, ToolCallStatus),
+    Snapshot(String, String),
+    Usage(u64),
+    Start,
+    Finish(FinishReason),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub session: Option<&'static str>,
+    pub at: u64,
+    pub op: Op,
+}
+
+impl Step {
+    pub fn call(&self) -> Call<'_> {
+        match &self.op {
+            Op::Message(text) => Call::Message { text },
+            Op::Thought(text) => Call::Thought { text },
+            Op::ToolCall(id, title) => Call::ToolCall { id, title },
+            Op::Update(id, content, status) => Call::ToolUpdate { id, content, status: *status },
+            Op::Snapshot(id, args) => Call::ArgsSnapshot { id, args },
+            Op::Usage(total) => Call::TokenUsage { total: *total },
+            Op::Start => Call::Start,
+            Op::Finish(reason) => Call::Finish { reason: *reason },
+        }
+    }
+
+    /// The step as an ops JSONL line (with `at_ms`, and `session` if any).
+    pub fn line(&self) -> String {
+        let mut value = serde_json::to_value(self.call()).unwrap();
+        value["at_ms"] = self.at.into();
+        if let Some(session) = self.session {
+            value["session"] = session.into();
+        }
+        format!("{value}\n")
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        matches!(&self.op, Op::Update(_, _, status) if status.is_terminal())
+    }
+}
+
+pub fn jsonl(steps: &[Step]) -> String {
+    steps.iter().map(Step::line).collect()
+}
+
+fn id() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["a", "b", "c", ""]).prop_map(str::to_owned)
+}
+
+pub fn text() -> impl Strategy<Value = String> {
+    "[ab é☃😀\n\"\\\\]{0,6}"
+}
+
+fn status() -> impl Strategy<Value = ToolCallStatus> {
+    prop::sample::select(vec![
+        ToolCallStatus::Pending,
+        ToolCallStatus::InProgress,
+        ToolCallStatus::Completed,
+        ToolCallStatus::Failed,
+    ])
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => text().prop_map(Op::Message),
+        2 => text().prop_map(Op::Thought),
+        3 => (id(), prop::sample::select(vec!["", "bash", "read"])).prop_map(|(id, t)| Op::ToolCall(id, t.to_owned())),
+        5 => (id(), text(), status()).prop_map(|(id, c, s)| Op::Update(id, c, s)),
+        1 => (id(), text()).prop_map(|(id, a)| Op::Snapshot(id, a)),
+        1 => (0u64..100_000).prop_map(Op::Usage),
+        1 => Just(Op::Start),
+        1 => prop::sample::select(vec![FinishReason::Canceled, FinishReason::Interrupted]).prop_map(Op::Finish),
+    ]
+}
+
+/// Gives every terminal a unique content, so that where each one ended up
+/// can be checked.
+fn unique_results(mut steps: Vec<Step>) -> Vec<Step> {
+    for (n, step) in steps.iter_mut().enumerate() {
+        if let Op::Update(_, content, status) = &mut step.op {
+            if status.is_terminal() {
+                content.push_str(&format!("#{n}"));
+            }
+        }
+    }
+    steps
+}
+
+/// Steps of one session (no `session` field).
+pub fn steps(max: usize) -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec((op(), 0u64..1_000), 0..max)
+        .prop_map(|ops| ops.into_iter().map(|(op, at)| Step { session: None, at, op }).collect())
+        .prop_map(unique_results)
+}
+
+/// Steps of up to three interleaved sessions.
+pub fn session_steps(max: usize) -> impl Strategy<Value = Vec<Step>> {
+    let session = prop::sample::select(vec![None, Some("s1"), Some("s2")]);
+    prop::collection::vec((op(), 0u64..1_000, session), 0..max)
+        .prop_map(|ops| ops.into_iter().map(|(op, at, session)| Step { session, at, op }).collect())
+        .prop_map(unique_results)
+}
