@@ -7,11 +7,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use common::generate::{jsonl, session_steps, steps, Op, Step};
+use common::invariants::{check_nothing_lost, check_rounds, check_ui, Fed};
 use common::reference::Reference;
 use proptest::prelude::*;
 use roundup::{
     Emit, FinishReason, MachineOptions, ManualClock, Output, Outputs, Recorder, RoundBuilder, RoundMachine, SinkRecord,
-    StreamHandler, UiEvent, UiFlow,
+    UiEvent, UiFlow,
 };
 use serde_json::Value;
 
@@ -68,76 +69,6 @@ fn logging_builder(clock: &ManualClock) -> (RoundBuilder, Arc<Mutex<Vec<Value>>>
     (builder, log)
 }
 
-/// UI events are well formed: text starts and ends pair, deltas only
-/// inside their pair, every tool call start gets exactly one end or
-/// interrupted, a round ends with nothing open, and nothing is left open
-/// at the end of the run.
-fn check_ui(events: &[Value]) -> Result<(), String> {
-    let mut text: Option<&str> = None;
-    let mut open_calls: Vec<String> = Vec::new();
-    let mut round_calls: Vec<String> = Vec::new();
-    for (i, event) in events.iter().enumerate() {
-        let name = event["event"].as_str().unwrap();
-        let id = event["id"].as_str().unwrap_or_default().to_owned();
-        let fail = |why: &str| Err(format!("event {i} ({event}): {why}"));
-        match name {
-            "message_start" | "thought_start" => {
-                if text.is_some() {
-                    return fail("start while a text stream is open");
-                }
-                text = Some(&name[..name.len() - 6]);
-            }
-            "message_delta" | "thought_delta" | "message_end" | "thought_end" => {
-                let kind = name.split('_').next().unwrap();
-                if text != Some(kind) {
-                    return fail("delta or end outside its start/end pair");
-                }
-                if name.ends_with("_end") {
-                    text = None;
-                }
-            }
-            "tool_call_start" => {
-                if text.is_some() {
-                    return fail("tool call starts inside a text stream");
-                }
-                if open_calls.contains(&id) || round_calls.contains(&id) {
-                    return fail("second start for an id of this round");
-                }
-                open_calls.push(id.clone());
-                round_calls.push(id);
-            }
-            "tool_call_result" => {
-                if !open_calls.contains(&id) {
-                    return fail("result for a call that is not open");
-                }
-            }
-            "tool_call_end" | "tool_call_interrupted" => {
-                let Some(at) = open_calls.iter().position(|c| *c == id) else {
-                    return fail("end for a call that is not open");
-                };
-                open_calls.remove(at);
-            }
-            "tool_call_args" | "tool_call_title" => {
-                if !round_calls.contains(&id) {
-                    return fail("arguments or title for a call of no open round");
-                }
-            }
-            "round_end" => {
-                if text.is_some() || !open_calls.is_empty() {
-                    return fail("round ends with something open");
-                }
-                round_calls.clear();
-            }
-            "tool_call_stitched" | "token_usage" => {}
-            other => return fail(&format!("unknown event {other}")),
-        }
-    }
-    if text.is_some() || !open_calls.is_empty() {
-        return Err("something is still open after the run finished".into());
-    }
-    Ok(())
-}
-
 /// Whether each step is applied in a running run (not after `finish`).
 fn running_flags(steps: &[Step]) -> Vec<bool> {
     let mut finished: HashMap<Option<&str>, bool> = HashMap::new();
@@ -176,26 +107,9 @@ proptest! {
     #[test]
     fn every_tool_call_has_exactly_one_result(steps in session_steps(60)) {
         let lines = replay(&steps, Emit::Records);
-        let mut calls = 0;
-        for round in lines.iter().filter(|l| l["type"] == "round") {
-            let tool_calls = round["tool_calls"].as_array().unwrap();
-            let mut ids: Vec<&str> = tool_calls.iter().map(|c| c["id"].as_str().unwrap()).collect();
-            ids.sort();
-            ids.dedup();
-            prop_assert_eq!(ids.len(), tool_calls.len(), "an id twice in one round: {}", round);
-            for call in tool_calls {
-                let result = &call["result"];
-                match (result["status"].as_str().unwrap(), round["closed_by"].as_str().unwrap()) {
-                    ("completed" | "failed", _) => prop_assert!(result["content"].is_string()),
-                    ("placeholder", "next_chunk") => prop_assert_eq!(&result["reason"], "superseded"),
-                    ("placeholder", "finish") => prop_assert!(result["reason"] == "canceled" || result["reason"] == "interrupted"),
-                    other => prop_assert!(false, "impossible result {:?} in {}", other, round),
-                }
-            }
-            calls += tool_calls.len() as u64;
+        if let Err(e) = check_rounds(&lines) {
+            prop_assert!(false, "{}\n{}", e, jsonl(&steps));
         }
-        let summed: u64 = lines.iter().filter(|l| l["type"] == "summary").map(|s| s["tool_calls"].as_u64().unwrap()).sum();
-        prop_assert_eq!(calls, summed);
     }
 
     /// Nothing is lost: all text fed in is in the rounds (or, after
@@ -204,36 +118,13 @@ proptest! {
     #[test]
     fn nothing_is_lost(steps in session_steps(60)) {
         let lines = replay(&steps, Emit::Records);
-        for session in [None, Some("s1"), Some("s2")] {
-            let mine = |l: &&Value| l["session"].as_str() == session;
-            for (op, field) in [("message", "message"), ("thought", "thought")] {
-                let fed: String = steps.iter().filter(|s| s.session == session).filter_map(|s| match &s.op {
-                    Op::Message(t) if op == "message" => Some(t.as_str()),
-                    Op::Thought(t) if op == "thought" => Some(t.as_str()),
-                    _ => None,
-                }).collect();
-                let out: String = lines.iter().filter(mine).filter_map(|l| match l["type"].as_str() {
-                    Some("round") => l[field].as_str(),
-                    Some("anomaly") if l["kind"] == "after_finish" && l["detail"] == op => l["content"].as_str(),
-                    _ => None,
-                }).collect();
-                prop_assert_eq!(fed, out);
-            }
+        let fed: Vec<Fed> = steps.iter().filter_map(|s| Fed::of(s.session, &s.call())).collect();
+        prop_assert_eq!(&fed, &Fed::from_jsonl(jsonl(&steps).as_bytes()));
+        if let Err(e) = check_nothing_lost(&fed, &lines) {
+            prop_assert!(false, "{}\n{}", e, jsonl(&steps));
         }
-        let mut places: HashMap<String, usize> = HashMap::new();
-        for line in &lines {
-            let mut found = |v: &Value| if let Some(s) = v.as_str() { *places.entry(s.to_owned()).or_default() += 1 };
-            match line["type"].as_str().unwrap() {
-                "round" => line["tool_calls"].as_array().unwrap().iter().for_each(|c| found(&c["result"]["content"])),
-                "stitch" => found(&line["result"]["content"]),
-                "anomaly" => { found(&line["detail"]); found(&line["content"]); }
-                _ => {}
-            }
-        }
-        for step in steps.iter().filter(|s| s.is_terminal()) {
-            let Op::Update(_, content, _) = &step.op else { unreachable!() };
-            prop_assert_eq!(places.get(content).copied(), Some(1), "terminal {:?}", content);
-        }
+        // Contents are unique here, so "exactly one place" is literal.
+        prop_assert!(steps.iter().filter(|s| s.is_terminal()).count() == fed.iter().filter(|f| matches!(f, Fed::Terminal(..))).count());
     }
 
     /// The self-locking builder delivers exactly what the pure machine
@@ -318,7 +209,8 @@ fn the_ui_checker_rejects_malformed_streams() {
     assert!(check_ui(&ev(r#"{"event":"message_delta","text":"a"}"#)).is_err());
     assert!(check_ui(&ev("{\"event\":\"message_start\"}\n{\"event\":\"thought_end\"}")).is_err());
     assert!(check_ui(&ev(r#"{"event":"tool_call_start","id":"a","title":""}"#)).is_err());
-    assert!(check_ui(&ev("{\"event\":\"tool_call_start\",\"id\":\"a\",\"title\":\"\"}\n{\"event\":\"round_end\"}")).is_err());
+    assert!(check_ui(&ev("{\"event\":\"tool_call_start\",\"id\":\"a\",\"title\":\"\"}\n{\"event\":\"round_end\"}"))
+        .is_err());
     assert!(check_ui(&ev("{\"event\":\"message_start\"}\n{\"event\":\"message_end\"}")).is_ok());
 }
 

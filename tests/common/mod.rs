@@ -115,4 +115,5 @@ fn compare(expected: &[Value], actual: &[Value], what: &str) -> Result<(), Strin
 }
 
 pub mod generate;
+pub mod invariants;
 pub mod reference;

@@ -227,7 +227,8 @@ impl Session {
             }
             Call::Start => {
                 if !self.finished {
-                    let pristine = !self.touched && self.message.is_empty() && self.thought.is_empty() && self.calls.is_empty();
+                    let pristine =
+                        !self.touched && self.message.is_empty() && self.thought.is_empty() && self.calls.is_empty();
                     if pristine {
                         return;
                     }
@@ -280,9 +281,8 @@ impl Session {
     fn summary(&self, run: u64) -> Summary {
         let rounds: Vec<&Round> = self.rounds.iter().filter(|r| r.run == run).collect();
         let calls: Vec<&ToolCall> = rounds.iter().flat_map(|r| r.tool_calls.iter()).collect();
-        let placeholders = |reason| {
-            calls.iter().filter(|c| c.result == ToolResult::Placeholder { reason }).count() as u64
-        };
+        let placeholders =
+            |reason| calls.iter().filter(|c| c.result == ToolResult::Placeholder { reason }).count() as u64;
         Summary {
             session: self.name.clone(),
             run,

@@ -1,0 +1,113 @@
+//! The builder on arbitrary call sequences: it delivers exactly what the
+//! pure machine produces, and the output invariants hold.
+#![no_main]
+
+use std::sync::{Arc, Mutex};
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use roundup::{
+    Call, FinishReason, MachineOptions, ManualClock, Output, Outputs, RoundBuilder, RoundMachine, SinkRecord,
+    ToolCallStatus, UiEvent, UiFlow,
+};
+use serde_json::Value;
+
+#[allow(dead_code)]
+#[path = "../../tests/common/invariants.rs"]
+mod invariants;
+
+#[derive(Debug, Arbitrary)]
+enum Op {
+    Message(String),
+    Thought(String),
+    ToolCall(u8, String),
+    Update(u8, String, u8),
+    Snapshot(u8, String),
+    Usage(u64),
+    Start,
+    Finish(bool),
+}
+
+#[derive(Debug, Arbitrary)]
+struct Step {
+    at: u16,
+    op: Op,
+}
+
+const IDS: [&str; 4] = ["a", "b", "c", ""];
+const STATUSES: [ToolCallStatus; 4] =
+    [ToolCallStatus::Pending, ToolCallStatus::InProgress, ToolCallStatus::Completed, ToolCallStatus::Failed];
+
+impl Step {
+    fn call(&self) -> Call<'_> {
+        let id = |n: &u8| IDS[*n as usize % IDS.len()];
+        match &self.op {
+            Op::Message(text) => Call::Message { text },
+            Op::Thought(text) => Call::Thought { text },
+            Op::ToolCall(n, title) => Call::ToolCall { id: id(n), title },
+            Op::Update(n, content, s) => {
+                Call::ToolUpdate { id: id(n), content, status: STATUSES[*s as usize % STATUSES.len()] }
+            }
+            Op::Snapshot(n, args) => Call::ArgsSnapshot { id: id(n), args },
+            Op::Usage(total) => Call::TokenUsage { total: *total },
+            Op::Start => Call::Start,
+            Op::Finish(canceled) => {
+                Call::Finish { reason: if *canceled { FinishReason::Canceled } else { FinishReason::Interrupted } }
+            }
+        }
+    }
+}
+
+fn record_json(record: SinkRecord<'_>) -> Value {
+    let mut line = Vec::new();
+    roundup::write_record(&mut line, record);
+    serde_json::from_slice(&line).unwrap()
+}
+
+fuzz_target!(|steps: Vec<Step>| {
+    let clock = ManualClock::new(0);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (sink_log, ui_log) = (Arc::clone(&log), Arc::clone(&log));
+    let builder = RoundBuilder::new()
+        .with_clock(clock.clone())
+        .with_sink(move |r: SinkRecord<'_>| sink_log.lock().unwrap().push(record_json(r)))
+        .with_ui(move |e: &UiEvent<'_>| {
+            ui_log.lock().unwrap().push(serde_json::to_value(e).unwrap());
+            UiFlow::Continue
+        });
+    let mut machine = RoundMachine::new(MachineOptions::default());
+    let mut out = Outputs::new();
+    for step in &steps {
+        clock.set(u64::from(step.at));
+        step.call().apply(&builder);
+        machine.handle(step.call(), u64::from(step.at), &mut out);
+    }
+    builder.finish_if_running(FinishReason::Interrupted);
+    machine.finish_if_running(FinishReason::Interrupted, clock_now(&clock), &mut out);
+
+    let delivered = log.lock().unwrap().clone();
+    let produced: Vec<Value> = out
+        .iter()
+        .map(|o| match o {
+            Output::Record(r) => record_json(r),
+            Output::Ui(e) => serde_json::to_value(e).unwrap(),
+        })
+        .collect();
+    assert_eq!(delivered, produced, "the builder delivers what the machine produces");
+
+    let (ui, mut records): (Vec<Value>, Vec<Value>) = delivered.into_iter().partition(|v| v.get("event").is_some());
+    invariants::check_ui(&ui).unwrap();
+    records.extend(builder.summaries().iter().map(|s| {
+        let mut v = serde_json::to_value(s).unwrap();
+        v["type"] = "summary".into();
+        v
+    }));
+    invariants::check_rounds(&records).unwrap();
+    let fed: Vec<invariants::Fed> = steps.iter().filter_map(|s| invariants::Fed::of(None, &s.call())).collect();
+    invariants::check_nothing_lost(&fed, &records).unwrap();
+});
+
+fn clock_now(clock: &ManualClock) -> u64 {
+    use roundup::Clock;
+    clock.now_ms()
+}
