@@ -1,0 +1,101 @@
+//! Cost per call of the pure machine and of the self-locking builder (no-op
+//! sink and UI handler, one thread), for each kind of call.
+//!
+//! `cargo bench --bench calls`
+
+use divan::{black_box, Bencher};
+use roundup::{
+    Call, Clock, MachineOptions, ManualClock, Outputs, RoundBuilder, RoundMachine, SinkRecord, StreamHandler,
+    SystemClock, ToolCallStatus, UiEvent, UiFlow,
+};
+
+fn main() {
+    divan::main();
+}
+
+const CHUNK: &str = "0123456789 the quick";
+const ARGS: &str = r#"{"path":"src/main.rs","line":12}"#;
+
+fn machine() -> (RoundMachine, Outputs) {
+    let options = MachineOptions { retain_rounds: false, ..MachineOptions::default() };
+    (RoundMachine::new(options), Outputs::new())
+}
+
+fn builder(clock: impl Clock + 'static) -> RoundBuilder {
+    RoundBuilder::new()
+        .with_clock(clock)
+        .retain_rounds(false)
+        .with_sink(|record: SinkRecord<'_>| {
+            black_box(record);
+        })
+        .with_ui(|event: &UiEvent<'_>| {
+            black_box(event);
+            UiFlow::Continue
+        })
+}
+
+/// The call sequences measured: each closure makes one call (or, for
+/// `terminal`, the declaration and result that close a round).
+fn run_machine(b: Bencher, kind: &str) {
+    let (mut m, mut out) = machine();
+    m.handle(Call::ToolCall { id: "t1", title: "edit" }, 0, &mut out);
+    out.clear();
+    match kind {
+        "message" => b.bench_local(|| {
+            m.handle(Call::Message { text: black_box(CHUNK) }, 0, &mut out);
+            out.clear();
+        }),
+        "thought" => b.bench_local(|| {
+            m.handle(Call::Thought { text: black_box(CHUNK) }, 0, &mut out);
+            out.clear();
+        }),
+        "args_delta" => b.bench_local(|| {
+            m.handle(Call::ToolUpdate { id: "t1", content: black_box(CHUNK), status: ToolCallStatus::InProgress }, 0, &mut out);
+            out.clear();
+        }),
+        "args_snapshot" => b.bench_local(|| {
+            m.handle(Call::ArgsSnapshot { id: "t1", args: black_box(ARGS) }, 0, &mut out);
+            out.clear();
+        }),
+        _ => b.bench_local(|| {
+            m.handle(Call::ToolCall { id: "t2", title: "bash" }, 0, &mut out);
+            m.handle(Call::ToolUpdate { id: "t2", content: black_box("ok"), status: ToolCallStatus::Completed }, 0, &mut out);
+            out.clear();
+        }),
+    }
+}
+
+fn run_builder(b: Bencher, builder: RoundBuilder, kind: &str) {
+    builder.tool_call("t1", "edit");
+    match kind {
+        "message" => b.bench_local(|| builder.message(black_box(CHUNK))),
+        "thought" => b.bench_local(|| builder.thought(black_box(CHUNK))),
+        "args_delta" => b.bench_local(|| builder.tool_update("t1", black_box(CHUNK), ToolCallStatus::InProgress)),
+        "args_snapshot" => b.bench_local(|| builder.args_snapshot("t1", black_box(ARGS))),
+        _ => b.bench_local(|| {
+            builder.tool_call("t2", "bash");
+            builder.tool_update("t2", black_box("ok"), ToolCallStatus::Completed);
+        }),
+    }
+}
+
+const KINDS: [&str; 5] = ["message", "thought", "args_delta", "args_snapshot", "terminal"];
+
+/// The pure state machine.
+#[divan::bench(args = KINDS)]
+fn machine_call(b: Bencher, kind: &str) {
+    run_machine(b, kind)
+}
+
+/// The builder with the system clock (the default).
+#[divan::bench(args = KINDS)]
+fn builder_call(b: Bencher, kind: &str) {
+    run_builder(b, builder(SystemClock), kind)
+}
+
+/// The builder with a manual clock: the difference is the cost of reading
+/// the system clock.
+#[divan::bench(args = KINDS)]
+fn builder_call_manual_clock(b: Bencher, kind: &str) {
+    run_builder(b, builder(ManualClock::new(0)), kind)
+}
