@@ -16,28 +16,29 @@ fn main() {
 const CHUNK: &str = "0123456789 the quick";
 const ARGS: &str = r#"{"path":"src/main.rs","line":12}"#;
 
-fn machine() -> (RoundMachine, Outputs) {
+fn new_machine() -> (RoundMachine, Outputs) {
     let options = MachineOptions { retain_rounds: false, ..MachineOptions::default() };
     (RoundMachine::new(options), Outputs::new())
 }
 
-fn builder(clock: impl Clock + 'static) -> RoundBuilder {
-    RoundBuilder::new()
-        .with_clock(clock)
-        .retain_rounds(false)
-        .with_sink(|record: SinkRecord<'_>| {
-            black_box(record);
-        })
-        .with_ui(|event: &UiEvent<'_>| {
-            black_box(event);
-            UiFlow::Continue
-        })
+/// A builder with a no-op sink, and a no-op UI handler when `ui`.
+fn builder(clock: impl Clock + 'static, ui: bool) -> RoundBuilder {
+    let builder = RoundBuilder::new().with_clock(clock).retain_rounds(false).with_sink(|record: SinkRecord<'_>| {
+        black_box(record);
+    });
+    if !ui {
+        return builder;
+    }
+    builder.with_ui(|event: &UiEvent<'_>| {
+        black_box(event);
+        UiFlow::Continue
+    })
 }
 
 /// The call sequences measured: each closure makes one call (or, for
 /// `terminal`, the declaration and result that close a round).
 fn run_machine(b: Bencher, kind: &str) {
-    let (mut m, mut out) = machine();
+    let (mut m, mut out) = new_machine();
     m.handle(Call::ToolCall { id: "t1", title: "edit" }, 0, &mut out);
     out.clear();
     match kind {
@@ -50,7 +51,11 @@ fn run_machine(b: Bencher, kind: &str) {
             out.clear();
         }),
         "args_delta" => b.bench_local(|| {
-            m.handle(Call::ToolUpdate { id: "t1", content: black_box(CHUNK), status: ToolCallStatus::InProgress }, 0, &mut out);
+            m.handle(
+                Call::ToolUpdate { id: "t1", content: black_box(CHUNK), status: ToolCallStatus::InProgress },
+                0,
+                &mut out,
+            );
             out.clear();
         }),
         "args_snapshot" => b.bench_local(|| {
@@ -59,7 +64,11 @@ fn run_machine(b: Bencher, kind: &str) {
         }),
         _ => b.bench_local(|| {
             m.handle(Call::ToolCall { id: "t2", title: "bash" }, 0, &mut out);
-            m.handle(Call::ToolUpdate { id: "t2", content: black_box("ok"), status: ToolCallStatus::Completed }, 0, &mut out);
+            m.handle(
+                Call::ToolUpdate { id: "t2", content: black_box("ok"), status: ToolCallStatus::Completed },
+                0,
+                &mut out,
+            );
             out.clear();
         }),
     }
@@ -81,21 +90,29 @@ fn run_builder(b: Bencher, builder: RoundBuilder, kind: &str) {
 
 const KINDS: [&str; 5] = ["message", "thought", "args_delta", "args_snapshot", "terminal"];
 
-/// The pure state machine.
-#[divan::bench(args = KINDS)]
-fn machine_call(b: Bencher, kind: &str) {
+/// The pure state machine, producing UI events.
+#[divan::bench(args = KINDS, sample_size = 1000, sample_count = 200)]
+fn machine(b: Bencher, kind: &str) {
     run_machine(b, kind)
 }
 
-/// The builder with the system clock (the default).
-#[divan::bench(args = KINDS)]
-fn builder_call(b: Bencher, kind: &str) {
-    run_builder(b, builder(SystemClock), kind)
+/// The builder with the system clock, a no-op sink and no UI handler (so
+/// no UI events are produced).
+#[divan::bench(args = KINDS, sample_size = 1000, sample_count = 200)]
+fn builder_sink_only(b: Bencher, kind: &str) {
+    run_builder(b, builder(SystemClock, false), kind)
 }
 
-/// The builder with a manual clock: the difference is the cost of reading
-/// the system clock.
-#[divan::bench(args = KINDS)]
-fn builder_call_manual_clock(b: Bencher, kind: &str) {
-    run_builder(b, builder(ManualClock::new(0)), kind)
+/// The builder with the system clock, a no-op sink and a no-op UI handler:
+/// every chunk is delivered as a UI event.
+#[divan::bench(args = KINDS, sample_size = 1000, sample_count = 200)]
+fn builder_sink_and_ui(b: Bencher, kind: &str) {
+    run_builder(b, builder(SystemClock, true), kind)
+}
+
+/// As `builder_sink_and_ui` with a manual clock: the difference is the cost
+/// of reading the system clock where a call needs it.
+#[divan::bench(args = KINDS, sample_size = 1000, sample_count = 200)]
+fn builder_sink_and_ui_manual_clock(b: Bencher, kind: &str) {
+    run_builder(b, builder(ManualClock::new(0), true), kind)
 }

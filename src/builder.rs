@@ -73,6 +73,8 @@ struct State {
     spare: Outputs,
     /// A thread is delivering: new output only queues.
     delivering: bool,
+    /// The last clock reading, passed when the machine needs none.
+    last_now: u64,
 }
 
 impl Default for RoundBuilder {
@@ -102,6 +104,7 @@ impl RoundBuilder {
                 pending: Outputs::new(),
                 spare: Outputs::new(),
                 delivering: false,
+                last_now: 0,
             }),
             clock: Box::new(SystemClock),
             sink: None,
@@ -204,9 +207,14 @@ impl RoundBuilder {
     /// Applies one call. Every [`StreamHandler`](crate::StreamHandler) method comes here.
     pub fn apply(&self, call: Call<'_>) {
         let mut state = self.state.lock();
-        let now = self.clock.now_ms();
         let state_ref = &mut *state;
-        state_ref.machine.handle(call, now, &mut state_ref.pending);
+        // The clock is read under the lock, so readings follow state order,
+        // and only when the call needs one: a chunk appended to a started
+        // round does not pay for it.
+        if state_ref.machine.needs_clock(&call) {
+            state_ref.last_now = self.clock.now_ms();
+        }
+        state_ref.machine.handle(call, state_ref.last_now, &mut state_ref.pending);
         self.deliver_queued(state);
     }
 

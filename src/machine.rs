@@ -153,6 +153,28 @@ impl RoundMachine {
         self.run.finished
     }
 
+    /// Whether [`handle`](Self::handle) would use its clock reading for
+    /// `call` in the current state. When it would not (text and reasoning
+    /// appended to a round already started, argument deltas and snapshots,
+    /// token gauges, calls after `finish`), any reading gives the same
+    /// result, so a caller can skip reading an expensive clock on the hot
+    /// path. A pure query: it changes nothing.
+    pub fn needs_clock(&self, call: &Call<'_>) -> bool {
+        let open = &self.run.open;
+        if self.run.finished {
+            return *call == Call::Start;
+        }
+        match *call {
+            Call::Message { text } | Call::Thought { text } => {
+                !text.is_empty() && (open.started_at_ms.is_none() || !open.calls.is_empty())
+            }
+            Call::ToolCall { id, .. } => open.position(id).is_none(),
+            Call::ToolUpdate { status, .. } => status.is_terminal(),
+            Call::ArgsSnapshot { .. } | Call::TokenUsage { .. } | Call::Anomaly { .. } => false,
+            Call::Start | Call::Finish { .. } => true,
+        }
+    }
+
     /// Applies one call made at clock reading `now_ms`, appending what it
     /// caused to `out`.
     pub fn handle(&mut self, call: Call<'_>, now_ms: u64, out: &mut Outputs) {

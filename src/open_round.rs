@@ -1,5 +1,6 @@
 //! The round being accumulated, before it closes.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use crate::round::ToolResult;
@@ -26,6 +27,9 @@ pub(crate) struct OpenRound {
     pub(crate) thought: String,
     pub(crate) calls: Vec<OpenCall>,
     by_id: HashMap<Box<str>, usize>,
+    /// The position last looked up: deltas for one call usually arrive in a
+    /// row, and comparing one id is cheaper than hashing it.
+    last: Cell<usize>,
     /// Calls still without a result.
     pub(crate) pending: usize,
     /// Clock at the first content.
@@ -46,7 +50,13 @@ impl OpenRound {
 
     /// The position of the call with this id.
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+        let last = self.last.get();
+        if self.calls.get(last).is_some_and(|call| call.id == id) {
+            return Some(last);
+        }
+        let found = self.by_id.get(id).copied()?;
+        self.last.set(found);
+        Some(found)
     }
 
     /// The call with this id.

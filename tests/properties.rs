@@ -146,6 +146,23 @@ proptest! {
         prop_assert_eq!(builder.summaries(), machine.summaries().cloned().collect::<Vec<_>>());
     }
 
+    /// When the machine says a call needs no clock reading, any reading
+    /// gives the same output and the same state (the builder relies on it to
+    /// skip the clock on the hot path).
+    #[test]
+    fn calls_that_need_no_clock_ignore_it(steps in steps(80)) {
+        let (mut exact, mut skipping) = (RoundMachine::default(), RoundMachine::default());
+        let (mut out_exact, mut out_skipping) = (Outputs::new(), Outputs::new());
+        for step in &steps {
+            let now = if skipping.needs_clock(&step.call()) { step.at } else { u64::MAX - step.at };
+            exact.handle(step.call(), step.at, &mut out_exact);
+            skipping.handle(step.call(), now, &mut out_skipping);
+        }
+        let json = |out: &Outputs| out.iter().map(output_json).collect::<Vec<_>>();
+        prop_assert_eq!(json(&out_exact), json(&out_skipping));
+        prop_assert_eq!(exact.rounds(), skipping.rounds());
+    }
+
     /// Splitting the same text at other boundaries gives the same rounds.
     #[test]
     fn rechunking_does_not_change_the_rounds(steps in steps(60), cuts in prop::collection::vec(0usize..8, 60)) {
