@@ -42,6 +42,7 @@ enum Field<'a> {
     Bool,
     Array,
     Object,
+    Null,
 }
 
 impl Field<'_> {
@@ -54,6 +55,7 @@ impl Field<'_> {
             Field::Bool => "a boolean",
             Field::Array => "an array",
             Field::Object => "an object",
+            Field::Null => "null",
         }
     }
 
@@ -98,6 +100,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
                 Ok(Field::Bool)
             }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Field::Null)
+            }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Field::Array)
@@ -113,34 +118,100 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
 
 /// The fields an ops line may have; anything else is ignored. `null` reads
 /// as absent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 struct Fields<'a> {
-    #[serde(borrow)]
     op: Option<Field<'a>>,
-    #[serde(borrow)]
     session: Option<Field<'a>>,
-    #[serde(borrow)]
     at_ms: Option<Field<'a>>,
-    #[serde(borrow)]
     text: Option<Field<'a>>,
-    #[serde(borrow)]
     id: Option<Field<'a>>,
-    #[serde(borrow)]
     title: Option<Field<'a>>,
-    #[serde(borrow)]
     content: Option<Field<'a>>,
-    #[serde(borrow)]
     status: Option<Field<'a>>,
-    #[serde(borrow)]
     args: Option<Field<'a>>,
-    #[serde(borrow)]
     total: Option<Field<'a>>,
-    #[serde(borrow)]
     reason: Option<Field<'a>>,
-    #[serde(borrow)]
     kind: Option<Field<'a>>,
-    #[serde(borrow)]
     detail: Option<Field<'a>>,
+}
+
+/// The known field names, recognised without allocating.
+const FIELD_NAMES: [&str; 13] =
+    ["op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail"];
+
+/// A key of an ops line: the index of a known field, or none.
+struct Key(Option<usize>);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(Key(FIELD_NAMES.iter().position(|name| *name == v)))
+            }
+        }
+        deserializer.deserialize_identifier(KeyVisitor)
+    }
+}
+
+impl<'a> Fields<'a> {
+    fn slot(&mut self, index: usize) -> Option<&mut Option<Field<'a>>> {
+        Some(match index {
+            0 => &mut self.op,
+            1 => &mut self.session,
+            2 => &mut self.at_ms,
+            3 => &mut self.text,
+            4 => &mut self.id,
+            5 => &mut self.title,
+            6 => &mut self.content,
+            7 => &mut self.status,
+            8 => &mut self.args,
+            9 => &mut self.total,
+            10 => &mut self.reason,
+            11 => &mut self.kind,
+            12 => &mut self.detail,
+            _ => return None,
+        })
+    }
+}
+
+/// Hand-written rather than derived: one pass over the object straight
+/// into the slots, `null` handled without an `Option` layer, unknown keys
+/// skipped unread. This is the hot path of every replay.
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct FieldsVisitor<'a>(std::marker::PhantomData<Fields<'a>>);
+        impl<'de: 'a, 'a> Visitor<'de> for FieldsVisitor<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
+                let mut fields = Fields::default();
+                let mut seen = 0u16;
+                while let Some(Key(index)) = map.next_key::<Key>()? {
+                    let Some(index) = index else {
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    };
+                    if seen & (1 << index) != 0 {
+                        return Err(de::Error::duplicate_field(FIELD_NAMES[index]));
+                    }
+                    seen |= 1 << index;
+                    let value = map.next_value::<Field<'a>>()?;
+                    if let Some(slot) = fields.slot(index) {
+                        *slot = Some(value).filter(|v| *v != Field::Null);
+                    }
+                }
+                Ok(fields)
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor(std::marker::PhantomData))
+    }
 }
 
 /// Only what a bad line can still tell: its session and clock reading.
@@ -186,7 +257,14 @@ impl<'a> OpsLine<'a> {
             };
             return Err(BadLine { reason, session: None, at_ms: None });
         }
-        match serde_json::from_slice::<Fields<'a>>(line) {
+        // Validating the whole line at once is much faster than validating
+        // each string as it is decoded; an invalid line then goes through
+        // the slower per-string path, which names the column.
+        let decoded = match std::str::from_utf8(line) {
+            Ok(text) => serde_json::from_str::<Fields<'a>>(text),
+            Err(_) => serde_json::from_slice::<Fields<'a>>(line),
+        };
+        match decoded {
             Ok(fields) => Ok(OpsLine { fields }),
             Err(error) => {
                 let envelope = serde_json::from_slice::<Envelope<'_>>(line).unwrap_or_default();

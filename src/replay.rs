@@ -123,10 +123,14 @@ pub fn replay_ops(
 struct Replay {
     emit: Emit,
     clock: ManualClock,
-    /// Builders in order of first appearance.
+    /// Builders in order of first appearance, and their names.
     sessions: Vec<RoundBuilder>,
+    names: Vec<Option<String>>,
     by_name: HashMap<String, usize>,
     unnamed: Option<usize>,
+    /// The session of the previous line: lines of one session usually come
+    /// in runs, and comparing a name is cheaper than hashing it.
+    last: Option<usize>,
     out: Arc<Mutex<Vec<u8>>>,
     stats: ReplayStats,
 }
@@ -137,8 +141,10 @@ impl Replay {
             emit,
             clock: ManualClock::new(0),
             sessions: Vec::new(),
+            names: Vec::new(),
             by_name: HashMap::new(),
             unnamed: None,
+            last: None,
             out: Arc::new(Mutex::new(Vec::with_capacity(FLUSH_AT * 2))),
             stats: ReplayStats::default(),
         }
@@ -173,6 +179,9 @@ impl Replay {
 
     /// The builder of a session, made on first sight.
     fn session(&mut self, name: Option<&str>) -> &RoundBuilder {
+        if let Some(last) = self.last.filter(|&at| self.names[at].as_deref() == name) {
+            return &self.sessions[last];
+        }
         let found = match name {
             Some(name) => self.by_name.get(name).copied(),
             None => self.unnamed,
@@ -183,6 +192,7 @@ impl Replay {
                 let at = self.sessions.len();
                 let builder = self.new_builder(name);
                 self.sessions.push(builder);
+                self.names.push(name.map(str::to_owned));
                 match name {
                     Some(name) => {
                         self.by_name.insert(name.to_owned(), at);
@@ -192,6 +202,7 @@ impl Replay {
                 at
             }
         };
+        self.last = Some(at);
         &self.sessions[at]
     }
 
