@@ -1,1 +1,239 @@
-fn main() {}
+//! Linear cost everywhere: double the work, report the time ratio (which
+//! must stay near 2.0). Also: two threads on two builders against one, and
+//! peak memory against the largest round.
+//!
+//! `cargo bench --bench scaling`
+
+mod common;
+
+use std::io::{self, Read};
+use std::process::Command;
+use std::thread;
+
+use common::{median_time, ms};
+use roundup::{Emit, RoundBuilder, SinkRecord, StreamHandler, ToolCallStatus, UiEvent, UiFlow};
+
+const RUNS: usize = 7;
+
+fn builder() -> RoundBuilder {
+    RoundBuilder::new()
+        .retain_rounds(false)
+        .with_sink(|r: SinkRecord<'_>| {
+            std::hint::black_box(r);
+        })
+        .with_ui(|e: &UiEvent<'_>| {
+            std::hint::black_box(e);
+            UiFlow::Continue
+        })
+}
+
+const DELTA: &str = "{\"k\":\"0123456789ab\"}"; // 20 bytes
+
+fn one_message(fragments: usize) {
+    let b = builder();
+    for _ in 0..fragments {
+        b.message("fragment ");
+    }
+}
+
+fn one_tool_call(bytes: usize) {
+    let b = builder();
+    b.tool_call("t", "write");
+    for _ in 0..bytes / DELTA.len() {
+        b.tool_update("t", DELTA, ToolCallStatus::InProgress);
+    }
+    b.tool_update("t", "ok", ToolCallStatus::Completed);
+}
+
+fn parallel_calls(deltas_per_call: usize) {
+    let b = builder();
+    let ids: Vec<String> = (0..64).map(|i| format!("toolu_{i:02}")).collect();
+    for id in &ids {
+        b.tool_call(id, "bash");
+    }
+    for _ in 0..deltas_per_call {
+        for id in &ids {
+            b.tool_update(id, DELTA, ToolCallStatus::InProgress);
+        }
+    }
+    for id in &ids {
+        b.tool_update(id, "ok", ToolCallStatus::Completed);
+    }
+}
+
+fn rounds(n: usize) {
+    let b = builder();
+    for i in 0..n {
+        let id = format!("toolu_{i}");
+        b.message("Let me look.");
+        b.tool_call(&id, "bash");
+        b.args_snapshot(&id, "{\"cmd\":\"ls\"}");
+        b.tool_update(&id, "a.txt", ToolCallStatus::Completed);
+    }
+}
+
+/// Ops JSONL of `sessions` sessions, 5 rounds each, interleaved line by line.
+fn sessions_input(sessions: usize) -> String {
+    let mut out = String::new();
+    for round in 0..5 {
+        for step in 0..3 {
+            for s in 0..sessions {
+                out.push_str(&match step {
+                    0 => format!("{{\"op\":\"message\",\"text\":\"look {round}\",\"session\":\"s{s}\"}}\n"),
+                    1 => format!("{{\"op\":\"tool_call\",\"id\":\"t{round}\",\"title\":\"ls\",\"session\":\"s{s}\"}}\n"),
+                    _ => format!(
+                        "{{\"op\":\"tool_update\",\"id\":\"t{round}\",\"content\":\"ok\",\"status\":\"completed\",\"session\":\"s{s}\"}}\n"
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn ratio(name: &str, small: &str, large: &str, mut f: impl FnMut(bool)) {
+    let t1 = median_time(RUNS, || f(false));
+    let t2 = median_time(RUNS, || f(true));
+    println!(
+        "{name:<46} {small:>10} {:>9.2} ms   {large:>10} {:>9.2} ms   ratio {:.2}",
+        ms(t1),
+        ms(t2),
+        t2.as_secs_f64() / t1.as_secs_f64()
+    );
+}
+
+/// Peak RSS of a child replaying `total_mb` of input holding one round of
+/// `round_mb`, streamed (the input is generated as it is read, never held).
+fn memory_child(total_mb: usize, round_mb: usize) -> u64 {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .env("ROUNDUP_MEMORY_CHILD", format!("{total_mb}:{round_mb}"))
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().parse().expect("the child prints its peak RSS in KiB")
+}
+
+/// Generates `total` bytes of small rounds with one round of `round`
+/// bytes of text (1,000-byte fragments) in the middle.
+struct Generated {
+    total: usize,
+    round: usize,
+    produced: usize,
+    big_done: bool,
+    pending: Vec<u8>,
+    n: u64,
+}
+
+impl Read for Generated {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pending.is_empty() {
+            if self.produced >= self.total {
+                return Ok(0);
+            }
+            let line = if !self.big_done && self.produced >= self.total / 2 {
+                let fragment = "x".repeat(1000);
+                let mut big = String::new();
+                for _ in 0..self.round / 1000 {
+                    big.push_str(&format!("{{\"op\":\"thought\",\"text\":\"{fragment}\"}}\n"));
+                }
+                self.big_done = true;
+                big
+            } else {
+                self.n += 1;
+                format!(
+                    "{{\"op\":\"message\",\"text\":\"hello\"}}\n{{\"op\":\"tool_call\",\"id\":\"t{n}\"}}\n\
+                     {{\"op\":\"tool_update\",\"id\":\"t{n}\",\"content\":\"{}\",\"status\":\"completed\"}}\n",
+                    "r".repeat(200),
+                    n = self.n % 1000
+                )
+            };
+            self.produced += line.len();
+            self.pending = line.into_bytes();
+            self.pending.reverse();
+        }
+        let n = buf.len().min(self.pending.len());
+        for slot in buf.iter_mut().take(n) {
+            *slot = self.pending.pop().unwrap_or_default();
+        }
+        Ok(n)
+    }
+}
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("ROUNDUP_MEMORY_CHILD") {
+        let (total, round) = spec.split_once(':').unwrap();
+        let (total, round): (usize, usize) = (total.parse().unwrap(), round.parse().unwrap());
+        let input = Generated {
+            total: total << 20,
+            round: round << 20,
+            produced: 0,
+            big_done: false,
+            pending: Vec::new(),
+            n: 0,
+        };
+        roundup::replay_ops(io::BufReader::with_capacity(1 << 16, input), io::sink(), Emit::Records, &mut ()).unwrap();
+        println!("{}", peak_rss_kib());
+        return;
+    }
+
+    println!("scaling: double the work, time ratio (median of {RUNS} runs; linear is 2.0)");
+    ratio("one message of N fragments", "100k", "200k", |large| one_message(if large { 200_000 } else { 100_000 }));
+    ratio("one tool call, arguments in 20-byte deltas", "1 MB", "2 MB", |large| {
+        one_tool_call(if large { 2 << 20 } else { 1 << 20 })
+    });
+    ratio("64 parallel tool calls, interleaved deltas", "1k each", "2k each", |large| {
+        parallel_calls(if large { 2_000 } else { 1_000 })
+    });
+    ratio("rounds in one run", "10k", "20k", |large| rounds(if large { 20_000 } else { 10_000 }));
+    let (small, large) = (sessions_input(1_000), sessions_input(2_000));
+    ratio("sessions interleaved in one input (replay)", "1k", "2k", |big| {
+        let input = if big { &large } else { &small };
+        roundup::replay_ops(input.as_bytes(), io::sink(), Emit::Records, &mut ()).unwrap();
+    });
+
+    println!("\nthreads: independent builders (median of {RUNS} runs)");
+    const CALLS: usize = 200_000;
+    let feed = || {
+        let b = builder();
+        for i in 0..CALLS {
+            if i % 100 == 99 {
+                b.tool_call("t", "x");
+                b.tool_update("t", "ok", ToolCallStatus::Completed);
+            } else {
+                b.message("fragment ");
+            }
+        }
+    };
+    let one = median_time(RUNS, feed);
+    let two = median_time(RUNS, || {
+        let handles: Vec<_> = (0..2).map(|_| thread::spawn(feed)).collect();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+    });
+    let speedup = 2.0 * one.as_secs_f64() / two.as_secs_f64();
+    println!(
+        "1 thread, 1 builder: {:.1} ms; 2 threads, 2 builders: {:.1} ms for twice the work; throughput {speedup:.2}x",
+        ms(one),
+        ms(two)
+    );
+
+    println!("\nmemory: peak RSS replaying a streamed input (rounds not retained, as the CLI)");
+    let baseline = memory_child(1, 0);
+    println!("baseline (1 MB of small rounds): {baseline} KiB");
+    for (total, round) in [(64, 16), (256, 16), (256, 64)] {
+        let peak = memory_child(total, round);
+        let above = peak.saturating_sub(baseline) as f64 / 1024.0;
+        println!(
+            "input {total:>4} MB, largest round {round:>3} MB: peak {peak:>7} KiB, {above:>6.1} MB above baseline = {:.2}x the largest round",
+            above / round as f64
+        );
+    }
+}
