@@ -21,7 +21,7 @@ fn main() {
 
     // The floor: read the lines as the replay does and parse each into
     // IgnoredAny, so it pays for line splitting and JSON parsing only.
-    let floor = median_time(5, || {
+    let floor = median_time(9, || {
         let mut reader = BufReader::with_capacity(1 << 16, input.as_bytes());
         let mut line = Vec::new();
         loop {
@@ -33,7 +33,7 @@ fn main() {
         }
     });
     // What decoding the lines into calls costs, without applying them.
-    let decode = median_time(5, || {
+    let decode = median_time(9, || {
         let mut reader = BufReader::with_capacity(1 << 16, input.as_bytes());
         let mut line = Vec::new();
         loop {
@@ -45,13 +45,13 @@ fn main() {
             std::hint::black_box(parsed.call().unwrap());
         }
     });
-    let library = median_time(5, || {
+    let library = median_time(9, || {
         let stats = roundup::replay_ops(input.as_bytes(), std::io::sink(), roundup::Emit::Records, &mut ()).unwrap();
         assert_eq!(stats.bad_lines, 0);
     });
     let file = std::env::temp_dir().join(format!("roundup-bench-{}.ops.jsonl", std::process::id()));
     std::fs::File::create(&file).unwrap().write_all(input.as_bytes()).unwrap();
-    let cli = median_time(5, || {
+    let cli = median_time(9, || {
         let status = Command::new(env!("CARGO_BIN_EXE_roundup"))
             .arg("replay")
             .arg(&file)
@@ -60,7 +60,12 @@ fn main() {
             .unwrap();
         assert!(status.success());
     });
-    std::fs::remove_file(&file).ok();
+    // ROUNDUP_BENCH_KEEP=1 keeps the trace, for profiling the CLI on it.
+    if std::env::var_os("ROUNDUP_BENCH_KEEP").is_some() {
+        println!("trace kept at {}", file.display());
+    } else {
+        std::fs::remove_file(&file).ok();
+    }
 
     let row = |name: &str, t: Duration| {
         println!(
@@ -71,7 +76,7 @@ fn main() {
             t.as_secs_f64() / floor.as_secs_f64()
         )
     };
-    println!("median of 5 runs:");
+    println!("median of 9 runs:");
     row("floor: serde_json lines into IgnoredAny", floor);
     row("decode only: OpsLine::parse + call", decode);
     row("replay_ops (library, output discarded)", library);

@@ -157,16 +157,20 @@ impl Replay {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
-        let outcome = OpsLine::parse(bytes).and_then(|line| {
-            if let Some(at_ms) = line.at_ms() {
-                self.clock.set(at_ms);
+        let parsed = OpsLine::parse(bytes);
+        let outcome = match &parsed {
+            Ok(line) => {
+                if let Some(at_ms) = line.at_ms() {
+                    self.clock.set(at_ms);
+                }
+                line.call().map(|call| {
+                    if let Some(call) = call {
+                        call.apply(self.session(line.session()));
+                    }
+                })
             }
-            let call = line.call()?;
-            if let Some(call) = call {
-                call.apply(self.session(line.session()));
-            }
-            Ok(())
-        });
+            Err(error) => Err(error.clone()),
+        };
         let error = outcome.err()?;
         if let Some(at_ms) = error.at_ms {
             self.clock.set(at_ms);

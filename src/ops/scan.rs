@@ -1,0 +1,259 @@
+//! A fast path for the common shape of an ops line: one flat JSON object
+//! whose values are strings and plain integers.
+//!
+//! Decoding through serde costs about twice what merely scanning the JSON
+//! costs, most of it in generic machinery (key and value visitors, option
+//! layers, moving a wide struct around). Recorded traces are nearly all flat
+//! objects, so this scanner reads them directly and borrows every string
+//! that has no escape. Anything it does not handle exactly (a nested or
+//! literal value, a number that is not a plain integer, an escape in a key,
+//! a repeated field, trailing bytes) makes it give up, and the line goes
+//! through serde, which also words the errors. The two paths are checked to
+//! agree on every input by a property test and a fuzz target.
+
+use std::borrow::Cow;
+
+use super::{Field, Fields, Key};
+
+/// Scans `line` (already valid UTF-8, without its line terminator) into
+/// `fields`; `false` when the line is not of the simple shape (`fields` is
+/// then left partly filled, for the caller to overwrite).
+pub(super) fn scan<'a>(line: &'a str, fields: &mut Fields<'a>) -> bool {
+    scan_fields(line, fields).is_some()
+}
+
+fn scan_fields<'a>(line: &'a str, fields: &mut Fields<'a>) -> Option<()> {
+    let bytes = line.as_bytes();
+    let mut at = skip_space(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at = skip_space(bytes, at + 1);
+    let mut seen = 0u16;
+    if bytes.get(at) == Some(&b'}') {
+        return finish(bytes, at + 1);
+    }
+    loop {
+        let (key, end) = string(line, at)?;
+        let Cow::Borrowed(key) = key else { return None };
+        at = skip_space(bytes, end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_space(bytes, at + 1);
+        let (value, end) = value(line, at)?;
+        at = skip_space(bytes, end);
+        if let Key(Some(index)) = Key::of(key) {
+            if seen & (1 << index) != 0 {
+                return None;
+            }
+            seen |= 1 << index;
+            *fields.slot(index)? = Some(value);
+        }
+        match bytes.get(at) {
+            Some(b',') => at = skip_space(bytes, at + 1),
+            Some(b'}') => return finish(bytes, at + 1),
+            _ => return None,
+        }
+    }
+}
+
+fn finish(bytes: &[u8], at: usize) -> Option<()> {
+    (skip_space(bytes, at) == bytes.len()).then_some(())
+}
+
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        at += 1;
+    }
+    at
+}
+
+/// A string value or a plain non-negative integer.
+fn value(line: &str, at: usize) -> Option<(Field<'_>, usize)> {
+    let bytes = line.as_bytes();
+    match bytes.get(at)? {
+        b'"' => string(line, at).map(|(s, end)| (Field::Str(s), end)),
+        b'0'..=b'9' => {
+            let digits = bytes[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let end = at + digits;
+            // A leading zero, a fraction or an exponent: serde words it.
+            if (digits > 1 && bytes[at] == b'0') || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
+                return None;
+            }
+            let number = line.get(at..end)?.parse().ok()?;
+            Some((Field::UInt(number), end))
+        }
+        _ => None,
+    }
+}
+
+/// The string starting at the quote at `at`, and the index after its
+/// closing quote. Borrowed when it has no escape, decoded in one pass when
+/// it has; an invalid escape or a raw control character gives up (serde
+/// then words the error).
+fn string(line: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
+    let bytes = line.as_bytes();
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let start = at + 1;
+    let mut end = start + plain_run(&bytes[start..]);
+    if bytes.get(end)? == &b'"' {
+        return Some((Cow::Borrowed(line.get(start..end)?), end + 1));
+    }
+    let mut decoded = String::with_capacity(end - start + 16);
+    decoded.push_str(line.get(start..end)?);
+    loop {
+        match bytes.get(end)? {
+            b'"' => return Some((Cow::Owned(decoded), end + 1)),
+            b'\\' => {
+                let (c, len) = escape(bytes, end)?;
+                decoded.push(c);
+                end += len;
+            }
+            _ => return None,
+        }
+        let run = plain_run(&bytes[end..]);
+        decoded.push_str(line.get(end..end + run)?);
+        end += run;
+    }
+}
+
+/// The character of the escape at `at` (a backslash) and its length.
+fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
+    let simple = |c| Some((c, 2));
+    match bytes.get(at + 1)? {
+        b'"' => simple('"'),
+        b'\\' => simple('\\'),
+        b'/' => simple('/'),
+        b'b' => simple('\u{8}'),
+        b'f' => simple('\u{c}'),
+        b'n' => simple('\n'),
+        b'r' => simple('\r'),
+        b't' => simple('\t'),
+        b'u' => {
+            let high = hex4(bytes, at + 2)?;
+            match high {
+                0xD800..=0xDBFF => {
+                    if bytes.get(at + 6..at + 8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(bytes, at + 8)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    Some((char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))?, 12))
+                }
+                0xDC00..=0xDFFF => None,
+                _ => Some((char::from_u32(high)?, 6)),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+    bytes.get(at..at + 4)?.iter().try_fold(0u32, |n, &b| Some(n * 16 + char::from(b).to_digit(16)?))
+}
+
+/// The length of the leading run of bytes that need no attention in a JSON
+/// string: not a quote, a backslash or a control character. Eight bytes at
+/// a time, the last few padded, so a short string costs one step.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero: its high bit is set in the result. Borrows make
+    // false positives only above a true one, so the lowest is exact.
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut at = 0;
+    while at < bytes.len() {
+        let chunk = &bytes[at..bytes.len().min(at + 8)];
+        let word = match <[u8; 8]>::try_from(chunk) {
+            Ok(full) => u64::from_le_bytes(full),
+            // The tail, padded with plain bytes (a variable-length copy
+            // would be a call to memcpy).
+            Err(_) => chunk.iter().rev().fold(u64::from_le_bytes([b'a'; 8]), |w, &b| (w << 8) | u64::from(b)),
+        };
+        let special = zero_bytes(word ^ (ONES * u64::from(b'"')))
+            | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+            // Bytes below 0x20: subtracting 0x20 borrows into the high bit.
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
+        if special != 0 {
+            return at + (special.trailing_zeros() / 8) as usize;
+        }
+        at += chunk.len();
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_run_stops_at_every_special_byte_at_every_position() {
+        for len in 0..20 {
+            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for pos in 0..=len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes.insert(pos, special);
+                    assert_eq!(plain_run(&bytes), pos, "len {len} special {special} at {pos}");
+                }
+            }
+            assert_eq!(plain_run(&vec![0xc3; len]), len, "high bytes are plain");
+        }
+    }
+
+    #[test]
+    fn escapes_decode_as_serde_json_decodes_them() {
+        for text in [r#"\"\\\/\b\f\n\r\t"#, r"\u0041\u00e9\u2603", r"\ud83d\ude00", r"a\u0000b", "pré\\n😀"] {
+            let line = format!(r#""{text}""#);
+            let expected: String = serde_json::from_str(&line).unwrap();
+            assert_eq!(string(&line, 0), Some((Cow::Owned(expected), line.len())), "{text}");
+        }
+    }
+
+    #[test]
+    fn simple_lines_are_scanned() {
+        let line = r#" { "op" : "message", "text":"a\"b\u00e9", "at_ms": 12 , "x":"y"} "#;
+        let mut f = Fields::default();
+        assert!(scan(line, &mut f));
+        assert_eq!(f.op, Some(Field::Str(Cow::Borrowed("message"))));
+        assert_eq!(f.text, Some(Field::Str(Cow::Owned("a\"bé".into()))));
+        assert_eq!(f.at_ms, Some(Field::UInt(12)));
+        assert!(scan("{}", &mut Fields::default()));
+    }
+
+    #[test]
+    fn anything_unusual_is_left_to_serde() {
+        for line in [
+            r#"{"op":"message","text":null}"#,
+            r#"{"op":"message","x":{}}"#,
+            r#"{"op":"message","x":[1]}"#,
+            r#"{"op":"message","x":true}"#,
+            r#"{"total":-1}"#,
+            r#"{"total":1.5}"#,
+            r#"{"total":1e3}"#,
+            r#"{"total":01}"#,
+            r#"{"total":99999999999999999999}"#,
+            r#"{"op":"a","op":"b"}"#,
+            r#"{"o\u0070":"a"}"#,
+            "{\"op\":\"a\tb\"}",
+            r#"{"op":"a"} x"#,
+            r#"{"op":"a",}"#,
+            r#"{"op" "a"}"#,
+            r#"{"op":"a\"}"#,
+            r#"{"op":"\x"}"#,
+            r#"{"op":"\ud800"}"#,
+            r#"{"op":"\udc00\ud800"}"#,
+            r#"{"op":"\ud800\u0041"}"#,
+            r#"{"op":"\u12"}"#,
+            "{\"op\":\"a\\\u{1}\"}",
+            r#"["op"]"#,
+            r#"{"op":"a""#,
+        ] {
+            assert!(!scan(line, &mut Fields::default()), "{line}");
+        }
+    }
+}
