@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{median_time, ms, trace};
+use common::{ms, trace};
 use serde::de::IgnoredAny;
 
 fn main() {
@@ -19,9 +19,12 @@ fn main() {
     let lines = input.lines().count() as f64;
     println!("trace: {:.1} MB, {} lines, 4 sessions", bytes / 1e6, lines);
 
+    let file = std::env::temp_dir().join(format!("roundup-bench-{}.ops.jsonl", std::process::id()));
+    std::fs::File::create(&file).unwrap().write_all(input.as_bytes()).unwrap();
+
     // The floor: read the lines as the replay does and parse each into
     // IgnoredAny, so it pays for line splitting and JSON parsing only.
-    let floor = median_time(9, || {
+    let floor = || {
         let mut reader = BufReader::with_capacity(1 << 16, input.as_bytes());
         let mut line = Vec::new();
         loop {
@@ -31,9 +34,9 @@ fn main() {
             }
             let _: IgnoredAny = serde_json::from_slice(&line).unwrap();
         }
-    });
+    };
     // What decoding the lines into calls costs, without applying them.
-    let decode = median_time(9, || {
+    let decode = || {
         let mut reader = BufReader::with_capacity(1 << 16, input.as_bytes());
         let mut line = Vec::new();
         loop {
@@ -44,14 +47,12 @@ fn main() {
             let parsed = roundup::OpsLine::parse(&line).unwrap();
             std::hint::black_box(parsed.call().unwrap());
         }
-    });
-    let library = median_time(9, || {
+    };
+    let library = || {
         let stats = roundup::replay_ops(input.as_bytes(), std::io::sink(), roundup::Emit::Records, &mut ()).unwrap();
         assert_eq!(stats.bad_lines, 0);
-    });
-    let file = std::env::temp_dir().join(format!("roundup-bench-{}.ops.jsonl", std::process::id()));
-    std::fs::File::create(&file).unwrap().write_all(input.as_bytes()).unwrap();
-    let cli = median_time(9, || {
+    };
+    let cli = || {
         let status = Command::new(env!("CARGO_BIN_EXE_roundup"))
             .arg("replay")
             .arg(&file)
@@ -59,26 +60,56 @@ fn main() {
             .status()
             .unwrap();
         assert!(status.success());
-    });
+    };
+    // Rounds of all four, one after the other, so that a slow stretch of
+    // the machine hits every candidate alike; each ratio is taken within
+    // its round, then the medians are reported.
+    let candidates: [(&str, &dyn Fn()); 4] = [
+        ("floor: serde_json lines into IgnoredAny", &floor),
+        ("decode only: OpsLine::parse + call", &decode),
+        ("replay_ops (library, output discarded)", &library),
+        ("roundup replay FILE > /dev/null (CLI)", &cli),
+    ];
+    const ROUNDS: usize = 9;
+    let mut times = vec![Vec::new(); candidates.len()];
+    let mut ratios = vec![Vec::new(); candidates.len()];
+    for round in 0..=ROUNDS {
+        let measured: Vec<Duration> = candidates
+            .iter()
+            .map(|(_, f)| {
+                let start = std::time::Instant::now();
+                f();
+                start.elapsed()
+            })
+            .collect();
+        if round == 0 {
+            continue; // warm-up
+        }
+        for (i, t) in measured.iter().enumerate() {
+            times[i].push(*t);
+            ratios[i].push(t.as_secs_f64() / measured[0].as_secs_f64());
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("median of {ROUNDS} rounds (ratio: median of the per-round ratios):");
+    for (i, (name, _)) in candidates.iter().enumerate() {
+        times[i].sort();
+        let t = times[i][ROUNDS / 2];
+        println!(
+            "{name:<44} {:>9.1} ms {:>8.1} MB/s {:>12.0} lines/s {:>6.2}x floor",
+            ms(t),
+            bytes / 1e6 / t.as_secs_f64(),
+            lines / t.as_secs_f64(),
+            median(&mut ratios[i])
+        );
+    }
     // ROUNDUP_BENCH_KEEP=1 keeps the trace, for profiling the CLI on it.
     if std::env::var_os("ROUNDUP_BENCH_KEEP").is_some() {
         println!("trace kept at {}", file.display());
     } else {
         std::fs::remove_file(&file).ok();
     }
-
-    let row = |name: &str, t: Duration| {
-        println!(
-            "{name:<44} {:>9.1} ms {:>8.1} MB/s {:>12.0} lines/s {:>6.2}x floor",
-            ms(t),
-            bytes / 1e6 / t.as_secs_f64(),
-            lines / t.as_secs_f64(),
-            t.as_secs_f64() / floor.as_secs_f64()
-        )
-    };
-    println!("median of 9 runs:");
-    row("floor: serde_json lines into IgnoredAny", floor);
-    row("decode only: OpsLine::parse + call", decode);
-    row("replay_ops (library, output discarded)", library);
-    row("roundup replay FILE > /dev/null (CLI)", cli);
 }
