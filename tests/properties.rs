@@ -18,6 +18,7 @@ use serde_json::Value;
 
 /// Cases per property; `PROPTEST_CASES` overrides it.
 fn config(cases: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(cases);
     ProptestConfig { cases, ..ProptestConfig::default() }
 }
 
