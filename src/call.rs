@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::anomaly::AnomalyKind;
 use crate::handler::{FinishReason, StreamHandler, ToolCallStatus};
+use crate::round::TerminalStatus;
 
 /// One call of the input contract (SPEC §1), borrowing its strings.
 ///
@@ -101,6 +102,31 @@ impl<'a> Call<'a> {
         match *self {
             Call::ToolCall { id, .. } | Call::ToolUpdate { id, .. } | Call::ArgsSnapshot { id, .. } => Some(id),
             Call::Anomaly { id, .. } => id,
+            _ => None,
+        }
+    }
+
+    /// What the call carries (text, title, content, arguments, token total,
+    /// finish reason), as text; empty for `start`. This is what an anomaly
+    /// keeps when the call cannot be applied.
+    pub fn payload(&self) -> String {
+        match *self {
+            Call::Message { text } | Call::Thought { text } => text.to_owned(),
+            Call::ToolCall { title, .. } => title.to_owned(),
+            Call::ToolUpdate { content, .. } => content.to_owned(),
+            Call::ArgsSnapshot { args, .. } => args.to_owned(),
+            Call::TokenUsage { total } => total.to_string(),
+            Call::Finish { reason } => reason.as_str().to_owned(),
+            Call::Anomaly { detail, .. } => detail.to_owned(),
+            Call::Start => String::new(),
+        }
+    }
+
+    /// The terminal status of a `tool_update` that carries a result.
+    pub fn terminal_status(&self) -> Option<TerminalStatus> {
+        match *self {
+            Call::ToolUpdate { status: ToolCallStatus::Completed, .. } => Some(TerminalStatus::Completed),
+            Call::ToolUpdate { status: ToolCallStatus::Failed, .. } => Some(TerminalStatus::Failed),
             _ => None,
         }
     }

@@ -190,7 +190,7 @@ impl RoundMachine {
             Call::Message { text } => self.fragment(TextKind::Message, text, now, out),
             Call::Thought { text } => self.fragment(TextKind::Thought, text, now, out),
             Call::ToolCall { id, title } => self.declare(id, title, now, out),
-            Call::ToolUpdate { id, content, status } => match terminal(status) {
+            Call::ToolUpdate { id, content, .. } => match call.terminal_status() {
                 Some(status) => self.terminal(id, content, status, now, out),
                 None => self.arguments(id, content, false, out),
             },
@@ -433,16 +433,8 @@ impl RoundMachine {
     /// SPEC §6: after `finish`, every call but `start` is `after_finish`,
     /// and keeps what it carried.
     fn after_finish(&mut self, call: Call<'_>, out: &mut Outputs) {
-        let (status, content) = match call {
-            Call::Message { text } | Call::Thought { text } => (None, text.to_owned()),
-            Call::ToolCall { title, .. } => (None, title.to_owned()),
-            Call::ToolUpdate { content, status, .. } => (terminal(status), content.to_owned()),
-            Call::ArgsSnapshot { args, .. } => (None, args.to_owned()),
-            Call::TokenUsage { total } => (None, total.to_string()),
-            Call::Finish { reason } => (None, reason.as_str().to_owned()),
-            Call::Start | Call::Anomaly { .. } => (None, String::new()),
-        };
-        let content = Some(content).filter(|c| !c.is_empty());
+        let content = Some(call.payload()).filter(|c| !c.is_empty());
+        let status = call.terminal_status();
         self.anomaly(out, AnomalyKind::AfterFinish, call.id(), status, call.op_name().to_owned(), content);
     }
 
@@ -465,15 +457,6 @@ impl RoundMachine {
             detail,
             content,
         });
-    }
-}
-
-fn terminal(status: crate::handler::ToolCallStatus) -> Option<TerminalStatus> {
-    use crate::handler::ToolCallStatus::*;
-    match status {
-        Completed => Some(TerminalStatus::Completed),
-        Failed => Some(TerminalStatus::Failed),
-        Pending | InProgress => None,
     }
 }
 

@@ -6,7 +6,7 @@
 
 use roundup::{
     Anomaly, AnomalyKind, Call, ClosedBy, FinishReason, PlaceholderCounts, PlaceholderReason, Round, Stitch, Summary,
-    TerminalStatus, ToolCall, ToolCallStatus, ToolResult,
+    TerminalStatus, ToolCall, ToolResult,
 };
 use serde_json::Value;
 
@@ -126,16 +126,8 @@ impl Session {
             return self.anomaly(out, kind, id, None, detail, None);
         }
         if self.finished && call != Call::Start {
-            let (status, content) = match call {
-                Call::Message { text } | Call::Thought { text } => (None, text.to_owned()),
-                Call::ToolCall { title, .. } => (None, title.to_owned()),
-                Call::ToolUpdate { content, status, .. } => (terminal(status), content.to_owned()),
-                Call::ArgsSnapshot { args, .. } => (None, args.to_owned()),
-                Call::TokenUsage { total } => (None, total.to_string()),
-                Call::Finish { reason } => (None, reason.as_str().to_owned()),
-                _ => (None, String::new()),
-            };
-            let content = if content.is_empty() { None } else { Some(content) };
+            let content = Some(call.payload()).filter(|c| !c.is_empty());
+            let status = call.terminal_status();
             return self.anomaly(out, AnomalyKind::AfterFinish, call.id(), status, call.op_name(), content);
         }
         match call {
@@ -170,7 +162,7 @@ impl Session {
                     });
                 }
             }
-            Call::ToolUpdate { id, content, status } if terminal(status).is_none() => {
+            Call::ToolUpdate { id, content, .. } if call.terminal_status().is_none() => {
                 match self.calls.iter_mut().find(|c| c.id == id) {
                     Some(c) => c.arguments.push_str(content),
                     None => self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, content, None),
@@ -180,8 +172,8 @@ impl Session {
                 Some(c) => c.arguments = args.to_owned(),
                 None => self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, args, None),
             },
-            Call::ToolUpdate { id, content, status } => {
-                let status = terminal(status).unwrap();
+            Call::ToolUpdate { id, content, .. } => {
+                let status = call.terminal_status().unwrap();
                 let result = ToolResult::real(status, content.to_owned());
                 if let Some(c) = self.calls.iter_mut().find(|c| c.id == id && c.result.is_none()) {
                     c.result = Some(result);
@@ -300,13 +292,5 @@ impl Session {
             thought_bytes: rounds.iter().map(|r| r.thought.len() as u64).sum(),
             last_token_usage: self.usage[run as usize],
         }
-    }
-}
-
-fn terminal(status: ToolCallStatus) -> Option<TerminalStatus> {
-    match status {
-        ToolCallStatus::Completed => Some(TerminalStatus::Completed),
-        ToolCallStatus::Failed => Some(TerminalStatus::Failed),
-        _ => None,
     }
 }
