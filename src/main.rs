@@ -165,7 +165,15 @@ fn run_replay(args: ReplayArgs) -> Result<(), ReplayError> {
     let progress = args.progress.unwrap_or(total_bytes.is_some() && io::stderr().is_terminal());
     let mut observer = Stderr { quiet: args.quiet, total_bytes, progress };
     let result = replay_ops(input, output, args.emit, &mut observer);
-    if progress {
+    if let (true, Ok(stats)) = (progress, &result) {
+        eprintln!(
+            "\rroundup: done, {:.0} MB, {} lines ({} skipped), {} sessions",
+            stats.bytes as f64 / 1e6,
+            stats.lines,
+            stats.bad_lines,
+            stats.sessions
+        );
+    } else if progress {
         eprintln!();
     }
     result.map(|_| ())

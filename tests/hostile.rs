@@ -242,3 +242,22 @@ fn streaming_256_mib_through_stdin_keeps_memory_bounded() {
     eprintln!("256 MiB through stdin: {rounds} rounds, peak RSS {peak_kib} KiB");
     assert!(peak_kib < LIMIT_KIB, "peak RSS {peak_kib} KiB");
 }
+
+#[test]
+fn progress_ends_with_the_totals() {
+    let file = std::env::temp_dir().join(format!("roundup-progress-{}.jsonl", std::process::id()));
+    std::fs::write(
+        &file,
+        "{\"op\":\"message\",\"text\":\"a\"}\nnot json\n{\"op\":\"message\",\"text\":\"b\",\"session\":\"s\"}\n",
+    )
+    .unwrap();
+    let run =
+        Command::new(env!("CARGO_BIN_EXE_roundup")).args(["replay", "--progress", "-q"]).arg(&file).output().unwrap();
+    std::fs::remove_file(&file).ok();
+    assert!(run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("done, 0 MB, 3 lines (1 skipped), 2 sessions"), "{stderr}");
+    // Without --progress and with stderr not a terminal: nothing but -q's silence.
+    let quiet = Command::new(env!("CARGO_BIN_EXE_roundup")).args(["replay", "-q", "-"]).output().unwrap();
+    assert!(quiet.stderr.is_empty());
+}
