@@ -22,9 +22,8 @@ fn main() {
     let file = std::env::temp_dir().join(format!("roundup-bench-{}.ops.jsonl", std::process::id()));
     std::fs::File::create(&file).unwrap().write_all(input.as_bytes()).unwrap();
 
-    // The floor: read the lines as the replay does and parse each into
-    // IgnoredAny, so it pays for line splitting and JSON parsing only.
-    let floor = || {
+    // Reads the lines as the replay does (64 KiB buffer, one line at a time).
+    let for_each_line = |f: &mut dyn FnMut(&[u8])| {
         let mut reader = BufReader::with_capacity(1 << 16, input.as_bytes());
         let mut line = Vec::new();
         loop {
@@ -32,21 +31,22 @@ fn main() {
             if reader.read_until(b'\n', &mut line).unwrap() == 0 {
                 break;
             }
-            let _: IgnoredAny = serde_json::from_slice(&line).unwrap();
+            f(&line);
         }
+    };
+    // The floor: each line parsed into IgnoredAny, so it pays for line
+    // splitting and JSON parsing only.
+    let floor = || {
+        for_each_line(&mut |line| {
+            let _: IgnoredAny = serde_json::from_slice(line).unwrap();
+        })
     };
     // What decoding the lines into calls costs, without applying them.
     let decode = || {
-        let mut reader = BufReader::with_capacity(1 << 16, input.as_bytes());
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line).unwrap() == 0 {
-                break;
-            }
-            let parsed = roundup::OpsLine::parse(&line).unwrap();
+        for_each_line(&mut |line| {
+            let parsed = roundup::OpsLine::parse(line).unwrap();
             std::hint::black_box(parsed.call().unwrap());
-        }
+        })
     };
     let library = || {
         let stats = roundup::replay_ops(input.as_bytes(), std::io::sink(), roundup::Emit::Records, &mut ()).unwrap();

@@ -1,57 +1,19 @@
 //! The self-locking builder: ordered delivery under concurrency,
 //! re-entrancy, panicking callbacks, backpressure, record and replay.
 
+mod common;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::thread;
-use std::time::Duration;
 
+use common::capture::{output_json, record_json, with_watchdog, Log};
 use roundup::{
-    Call, FinishReason, MachineOptions, ManualClock, Output, Outputs, Recorder, RoundBuilder, RoundMachine, SinkRecord,
+    Call, FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine, SinkRecord,
     StreamHandler, ToolCallStatus, UiEvent, UiFlow,
 };
 use serde_json::Value;
-
-/// Everything a builder delivered, sink records and UI events in one
-/// sequence, as JSON.
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<Value>>>);
-
-impl Log {
-    fn attach(&self, builder: RoundBuilder) -> RoundBuilder {
-        let (sink, ui) = (self.clone(), self.clone());
-        builder.with_sink(move |record: SinkRecord<'_>| sink.push(record_json(record))).with_ui(
-            move |event: &UiEvent<'_>| {
-                ui.push(serde_json::to_value(event).unwrap());
-                UiFlow::Continue
-            },
-        )
-    }
-    fn push(&self, value: Value) {
-        self.0.lock().unwrap().push(value);
-    }
-    fn values(&self) -> Vec<Value> {
-        self.0.lock().unwrap().clone()
-    }
-}
-
-fn record_json(record: SinkRecord<'_>) -> Value {
-    let mut line = Vec::new();
-    roundup::write_record(&mut line, record);
-    serde_json::from_slice(&line).unwrap()
-}
-
-/// Runs `f` on a thread and fails the test if it takes longer than
-/// `seconds`: a deadlock becomes a failure instead of a hung test.
-fn with_watchdog<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(seconds)).expect("deadlock: the watchdog fired")
-}
 
 /// Rebuilds the sequence of calls from the output that identifies each one:
 /// a UI event, or the anomaly it caused.
@@ -120,13 +82,7 @@ fn concurrent_callers_get_output_in_state_order() {
         machine.handle(call, 0, &mut out);
     }
     machine.handle(Call::Finish { reason: FinishReason::Interrupted }, 0, &mut out);
-    let expected: Vec<Value> = out
-        .iter()
-        .map(|o| match o {
-            Output::Record(record) => record_json(record),
-            Output::Ui(event) => serde_json::to_value(event).unwrap(),
-        })
-        .collect();
+    let expected: Vec<Value> = out.iter().map(output_json).collect();
     assert_eq!(delivered.len(), expected.len());
     assert!(delivered == expected, "delivered output differs from the state-order replay");
     // And nothing was lost: every message fragment is in some round.

@@ -4,16 +4,13 @@
 mod common;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
+use common::capture::{output_json, Log};
 use common::generate::{jsonl, session_steps, steps, Op, Step};
 use common::invariants::{check_nothing_lost, check_rounds, check_ui, Fed};
 use common::reference::Reference;
 use proptest::prelude::*;
-use roundup::{
-    Emit, FinishReason, MachineOptions, ManualClock, Output, Outputs, Recorder, RoundBuilder, RoundMachine, SinkRecord,
-    UiEvent, UiFlow,
-};
+use roundup::{Emit, FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine};
 use serde_json::Value;
 
 /// Cases per property; `PROPTEST_CASES` overrides it.
@@ -41,33 +38,6 @@ fn reference(steps: &[Step]) -> Vec<Value> {
     }
     model.end(now);
     model.lines
-}
-
-fn record_json(record: SinkRecord<'_>) -> Value {
-    let mut line = Vec::new();
-    roundup::write_record(&mut line, record);
-    serde_json::from_slice(&line).unwrap()
-}
-
-fn output_json(output: Output<'_>) -> Value {
-    match output {
-        Output::Record(record) => record_json(record),
-        Output::Ui(event) => serde_json::to_value(event).unwrap(),
-    }
-}
-
-/// A builder logging everything it delivers, in order.
-fn logging_builder(clock: &ManualClock) -> (RoundBuilder, Arc<Mutex<Vec<Value>>>) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let (sink_log, ui_log) = (Arc::clone(&log), Arc::clone(&log));
-    let builder = RoundBuilder::new()
-        .with_clock(clock.clone())
-        .with_sink(move |r: SinkRecord<'_>| sink_log.lock().unwrap().push(record_json(r)))
-        .with_ui(move |e: &UiEvent<'_>| {
-            ui_log.lock().unwrap().push(serde_json::to_value(e).unwrap());
-            UiFlow::Continue
-        });
-    (builder, log)
 }
 
 /// Whether each step is applied in a running run (not after `finish`).
@@ -133,7 +103,8 @@ proptest! {
     #[test]
     fn the_builder_delivers_what_the_machine_produces(steps in steps(80)) {
         let clock = ManualClock::new(0);
-        let (builder, log) = logging_builder(&clock);
+        let log = Log::default();
+        let builder = log.attach(RoundBuilder::new().with_clock(clock.clone()));
         let mut machine = RoundMachine::new(MachineOptions::default());
         let mut out = Outputs::new();
         for step in &steps {
@@ -142,7 +113,7 @@ proptest! {
             machine.handle(step.call(), step.at, &mut out);
         }
         let expected: Vec<Value> = out.iter().map(output_json).collect();
-        prop_assert_eq!(&*log.lock().unwrap(), &expected);
+        prop_assert_eq!(log.values(), expected);
         prop_assert_eq!(builder.rounds(), machine.rounds().to_vec());
         prop_assert_eq!(builder.summaries(), machine.summaries().cloned().collect::<Vec<_>>());
     }
@@ -187,7 +158,8 @@ proptest! {
     #[test]
     fn record_then_replay_is_identical(steps in steps(60)) {
         let clock = ManualClock::new(0);
-        let (builder, log) = logging_builder(&clock);
+        let log = Log::default();
+        let builder = log.attach(RoundBuilder::new().with_clock(clock.clone()));
         let recorder = Recorder::new(Vec::new()).with_clock(clock.clone());
         for step in &steps {
             clock.set(step.at);
@@ -195,7 +167,7 @@ proptest! {
             step.call().apply(&recorder);
         }
         builder.finish_if_running(FinishReason::Interrupted);
-        let mut live: Vec<Value> = log.lock().unwrap().iter().filter(|v| v.get("type").is_some()).cloned().collect();
+        let mut live: Vec<Value> = log.values().into_iter().filter(|v| v.get("type").is_some()).collect();
         live.extend(builder.summaries().iter().map(|s| {
             let mut v = serde_json::json!({"type": "summary"});
             v.as_object_mut().unwrap().append(serde_json::to_value(s).unwrap().as_object_mut().unwrap());

@@ -8,22 +8,13 @@ mod common;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread;
-use std::time::Duration;
 
+use common::capture::{record_json, with_watchdog};
 use common::invariants::{check_rounds, check_ui};
 use roundup::{FinishReason, RoundBuilder, SinkRecord, StreamHandler, ToolCallStatus, UiEvent, UiFlow};
 use serde_json::Value;
-
-fn with_watchdog<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(seconds)).expect("deadlock: the watchdog fired")
-}
 
 /// A builder whose callbacks log everything, call back into the builder,
 /// and panic now and then.
@@ -43,9 +34,7 @@ fn hostile_builder(panic_every: usize) -> Hostile {
     let sink_panics = Arc::clone(&panics);
     let builder = RoundBuilder::new()
         .with_sink(move |record: SinkRecord<'_>| {
-            let mut line = Vec::new();
-            roundup::write_record(&mut line, record);
-            sink_log.lock().unwrap().push(serde_json::from_slice(&line).unwrap());
+            sink_log.lock().unwrap().push(record_json(record));
             let builder = sink_me.get().and_then(Weak::upgrade);
             if let (Some(builder), SinkRecord::Round(_)) = (builder, record) {
                 // Re-entrant: read, and write something that changes no round.

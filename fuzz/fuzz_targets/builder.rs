@@ -2,19 +2,20 @@
 //! pure machine produces, and the output invariants hold.
 #![no_main]
 
-use std::sync::{Arc, Mutex};
-
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use roundup::{
-    Call, FinishReason, MachineOptions, ManualClock, Output, Outputs, RoundBuilder, RoundMachine, SinkRecord,
-    ToolCallStatus, UiEvent, UiFlow,
-};
+use roundup::{Call, FinishReason, MachineOptions, ManualClock, Outputs, RoundBuilder, RoundMachine, ToolCallStatus};
 use serde_json::Value;
 
 #[allow(dead_code)]
 #[path = "../../tests/common/invariants.rs"]
 mod invariants;
+
+#[allow(dead_code)]
+#[path = "../../tests/common/capture.rs"]
+mod capture;
+
+use capture::{output_json, Log};
 
 #[derive(Debug, Arbitrary)]
 enum Op {
@@ -58,23 +59,10 @@ impl Step {
     }
 }
 
-fn record_json(record: SinkRecord<'_>) -> Value {
-    let mut line = Vec::new();
-    roundup::write_record(&mut line, record);
-    serde_json::from_slice(&line).unwrap()
-}
-
 fuzz_target!(|steps: Vec<Step>| {
     let clock = ManualClock::new(0);
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let (sink_log, ui_log) = (Arc::clone(&log), Arc::clone(&log));
-    let builder = RoundBuilder::new()
-        .with_clock(clock.clone())
-        .with_sink(move |r: SinkRecord<'_>| sink_log.lock().unwrap().push(record_json(r)))
-        .with_ui(move |e: &UiEvent<'_>| {
-            ui_log.lock().unwrap().push(serde_json::to_value(e).unwrap());
-            UiFlow::Continue
-        });
+    let log = Log::default();
+    let builder = log.attach(RoundBuilder::new().with_clock(clock.clone()));
     let mut machine = RoundMachine::new(MachineOptions::default());
     let mut out = Outputs::new();
     for step in &steps {
@@ -85,14 +73,8 @@ fuzz_target!(|steps: Vec<Step>| {
     builder.finish_if_running(FinishReason::Interrupted);
     machine.finish_if_running(FinishReason::Interrupted, clock_now(&clock), &mut out);
 
-    let delivered = log.lock().unwrap().clone();
-    let produced: Vec<Value> = out
-        .iter()
-        .map(|o| match o {
-            Output::Record(r) => record_json(r),
-            Output::Ui(e) => serde_json::to_value(e).unwrap(),
-        })
-        .collect();
+    let delivered = log.values();
+    let produced: Vec<Value> = out.iter().map(output_json).collect();
     assert_eq!(delivered, produced, "the builder delivers what the machine produces");
 
     let (ui, mut records): (Vec<Value>, Vec<Value>) = delivered.into_iter().partition(|v| v.get("event").is_some());

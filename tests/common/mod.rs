@@ -114,6 +114,7 @@ fn compare(expected: &[Value], actual: &[Value], what: &str) -> Result<(), Strin
     Ok(())
 }
 
+pub mod capture;
 pub mod generate;
 pub mod invariants;
 pub mod reference;

@@ -1,0 +1,62 @@
+//! Capturing what a builder delivers, as JSON values, for the tests and the
+//! fuzz targets (which include this file by path). Only std, serde_json and
+//! roundup are used here.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use roundup::{Output, RoundBuilder, SinkRecord, UiEvent, UiFlow};
+use serde_json::Value;
+
+/// A sink record as its output line.
+pub fn record_json(record: SinkRecord<'_>) -> Value {
+    let mut line = Vec::new();
+    roundup::write_record(&mut line, record);
+    serde_json::from_slice(&line).expect("an output line is JSON")
+}
+
+/// A machine output as JSON: its output line, or its UI event.
+pub fn output_json(output: Output<'_>) -> Value {
+    match output {
+        Output::Record(record) => record_json(record),
+        Output::Ui(event) => serde_json::to_value(event).expect("a UI event serialises"),
+    }
+}
+
+/// Everything a builder delivered, sink records and UI events in one
+/// sequence, in delivery order.
+#[derive(Clone, Default)]
+pub struct Log(Arc<Mutex<Vec<Value>>>);
+
+impl Log {
+    /// `builder` with a sink and a UI handler that log here.
+    pub fn attach(&self, builder: RoundBuilder) -> RoundBuilder {
+        let (sink, ui) = (self.clone(), self.clone());
+        builder.with_sink(move |record: SinkRecord<'_>| sink.push(record_json(record))).with_ui(
+            move |event: &UiEvent<'_>| {
+                ui.push(serde_json::to_value(event).expect("a UI event serialises"));
+                UiFlow::Continue
+            },
+        )
+    }
+
+    pub fn push(&self, value: Value) {
+        self.0.lock().expect("log lock").push(value);
+    }
+
+    pub fn values(&self) -> Vec<Value> {
+        self.0.lock().expect("log lock").clone()
+    }
+}
+
+/// Runs `f` on a thread and fails if it takes longer than `seconds`: a
+/// deadlock becomes a failure instead of a hung test.
+pub fn with_watchdog<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(seconds)).expect("deadlock: the watchdog fired")
+}
