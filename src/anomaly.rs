@@ -30,6 +30,9 @@ pub enum AnomalyKind {
     /// An input line that could not be read; `detail` starts with
     /// `line N: `.
     BadLine,
+    /// A `run_meta` key that names a summary field; `detail` names it and
+    /// keeps its value.
+    BadMeta,
 }
 
 impl AnomalyKind {
@@ -41,6 +44,7 @@ impl AnomalyKind {
             AnomalyKind::UnknownToolCall => "unknown_tool_call",
             AnomalyKind::AfterFinish => "after_finish",
             AnomalyKind::BadLine => "bad_line",
+            AnomalyKind::BadMeta => "bad_meta",
         }
     }
 
@@ -52,6 +56,7 @@ impl AnomalyKind {
             "unknown_tool_call" => AnomalyKind::UnknownToolCall,
             "after_finish" => AnomalyKind::AfterFinish,
             "bad_line" => AnomalyKind::BadLine,
+            "bad_meta" => AnomalyKind::BadMeta,
             _ => return None,
         })
     }

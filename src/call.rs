@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::anomaly::AnomalyKind;
 use crate::handler::{FinishReason, StreamHandler, ToolCallStatus};
-use crate::round::TerminalStatus;
+use crate::round::{Meta, TerminalStatus};
 
 /// One call of the input contract (SPEC §1), borrowing its strings.
 ///
@@ -67,6 +67,23 @@ pub enum Call<'a> {
         /// Why the run ended.
         reason: FinishReason,
     },
+    /// `tool_meta(id, meta)`: what a protocol says about a tool call beyond
+    /// its title, arguments and result (ACP `kind` and `locations`, uagent
+    /// `op_id`, ...), merged into the call's `meta` object. A roundup
+    /// extension of ops JSONL, like `anomaly`.
+    ToolMeta {
+        /// The call's id.
+        id: &'a str,
+        /// Keys to set (later values replace earlier ones).
+        meta: &'a Meta,
+    },
+    /// `run_meta(meta)`: what a protocol says about the run as a whole
+    /// (ACP stop reason and cost, uagent statistics, ...), merged into the
+    /// run's summary line. A roundup extension of ops JSONL.
+    RunMeta {
+        /// Keys to set (later values replace earlier ones).
+        meta: &'a Meta,
+    },
     /// `anomaly(kind, id, detail)`: a problem reported by whoever feeds the
     /// handler. In ops JSONL this is a roundup extension (`"op":"anomaly"`),
     /// which readers that do not know it ignore as the spec asks.
@@ -93,6 +110,8 @@ impl<'a> Call<'a> {
             Call::TokenUsage { .. } => "token_usage",
             Call::Start => "start",
             Call::Finish { .. } => "finish",
+            Call::ToolMeta { .. } => "tool_meta",
+            Call::RunMeta { .. } => "run_meta",
             Call::Anomaly { .. } => "anomaly",
         }
     }
@@ -100,7 +119,10 @@ impl<'a> Call<'a> {
     /// The tool call id the call names, if any.
     pub fn id(&self) -> Option<&'a str> {
         match *self {
-            Call::ToolCall { id, .. } | Call::ToolUpdate { id, .. } | Call::ArgsSnapshot { id, .. } => Some(id),
+            Call::ToolCall { id, .. }
+            | Call::ToolUpdate { id, .. }
+            | Call::ArgsSnapshot { id, .. }
+            | Call::ToolMeta { id, .. } => Some(id),
             Call::Anomaly { id, .. } => id,
             _ => None,
         }
@@ -117,6 +139,7 @@ impl<'a> Call<'a> {
             Call::ArgsSnapshot { args, .. } => args.to_owned(),
             Call::TokenUsage { total } => total.to_string(),
             Call::Finish { reason } => reason.as_str().to_owned(),
+            Call::ToolMeta { meta, .. } | Call::RunMeta { meta } => serde_json::to_string(meta).unwrap_or_default(),
             Call::Anomaly { detail, .. } => detail.to_owned(),
             Call::Start => String::new(),
         }
@@ -142,6 +165,8 @@ impl<'a> Call<'a> {
             Call::TokenUsage { total } => handler.token_usage(total),
             Call::Start => handler.start(),
             Call::Finish { reason } => handler.finish(reason),
+            Call::ToolMeta { id, meta } => handler.tool_meta(id, meta),
+            Call::RunMeta { meta } => handler.run_meta(meta),
             Call::Anomaly { kind, id, detail } => handler.anomaly(kind, id, detail),
         }
     }

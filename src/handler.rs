@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::anomaly::AnomalyKind;
+use crate::round::Meta;
 
 /// The status carried by a `tool_update` (SPEC §1).
 ///
@@ -153,6 +154,17 @@ pub trait StreamHandler: Send + Sync {
     /// carrying `reason`.
     fn finish(&self, reason: FinishReason);
 
+    /// Merges what a protocol says about a tool call beyond its title,
+    /// arguments and result into the call's `meta` object, so that nothing
+    /// the protocol carried is lost. For a call of a closed round of this
+    /// run, the retained round is patched and a [`MetaPatch`](crate::MetaPatch)
+    /// is delivered.
+    fn tool_meta(&self, id: &str, meta: &Meta);
+
+    /// Merges what a protocol says about the run as a whole into its summary.
+    /// Keys that name a summary field are refused (anomaly `bad_meta`).
+    fn run_meta(&self, meta: &Meta);
+
     /// Reports a problem found upstream of the handler (a line that does not
     /// parse, an event type an adapter does not know), so that it is
     /// delivered and counted with the run's own anomalies instead of being
@@ -173,6 +185,8 @@ macro_rules! forward_handler {
             fn token_usage(&self, total: u64) { (**self).token_usage(total) }
             fn start(&self) { (**self).start() }
             fn finish(&self, reason: FinishReason) { (**self).finish(reason) }
+            fn tool_meta(&self, id: &str, meta: &Meta) { (**self).tool_meta(id, meta) }
+            fn run_meta(&self, meta: &Meta) { (**self).run_meta(meta) }
             fn anomaly(&self, kind: AnomalyKind, id: Option<&str>, detail: &str) {
                 (**self).anomaly(kind, id, detail)
             }
@@ -211,6 +225,12 @@ macro_rules! handler_via_calls {
             }
             fn finish(&self, reason: $crate::handler::FinishReason) {
                 self.$method($crate::call::Call::Finish { reason })
+            }
+            fn tool_meta(&self, id: &str, meta: &$crate::round::Meta) {
+                self.$method($crate::call::Call::ToolMeta { id, meta })
+            }
+            fn run_meta(&self, meta: &$crate::round::Meta) {
+                self.$method($crate::call::Call::RunMeta { meta })
             }
             fn anomaly(&self, kind: $crate::anomaly::AnomalyKind, id: Option<&str>, detail: &str) {
                 self.$method($crate::call::Call::Anomaly { kind, id, detail })

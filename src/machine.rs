@@ -18,9 +18,9 @@ use crate::call::Call;
 use crate::handler::FinishReason;
 use crate::open_round::{OpenCall, OpenRound};
 use crate::output::Outputs;
-use crate::round::{ClosedBy, PlaceholderReason, Round, TerminalStatus, ToolCall, ToolResult};
-use crate::stitch::Stitch;
-use crate::summary::Summary;
+use crate::round::{ClosedBy, Meta, PlaceholderReason, Round, TerminalStatus, ToolCall, ToolResult};
+use crate::stitch::{MetaPatch, Stitch};
+use crate::summary::{Summary, SUMMARY_FIELDS};
 use crate::ui::UiEvent;
 
 /// Options of a [`RoundMachine`].
@@ -49,9 +49,10 @@ enum TextKind {
     Thought,
 }
 
-/// Where a `superseded` placeholder sits, for a late result to stitch it.
+/// Where a tool call of a closed round sits: for a late result to stitch
+/// its placeholder, for late metadata to patch it.
 #[derive(Debug, Clone, Copy)]
-struct PlaceholderSlot {
+struct CallSlot {
     round: u64,
     position: usize,
 }
@@ -67,7 +68,9 @@ struct Run {
     /// Ids that got a real result in this run (for `duplicate_terminal`).
     resulted: HashSet<Box<str>>,
     /// Unstitched `superseded` placeholders by id, oldest first.
-    superseded: HashMap<Box<str>, VecDeque<PlaceholderSlot>>,
+    superseded: HashMap<Box<str>, VecDeque<CallSlot>>,
+    /// The latest closed call of each id, for late metadata.
+    closed_calls: HashMap<Box<str>, CallSlot>,
     summary: Summary,
 }
 
@@ -170,7 +173,11 @@ impl RoundMachine {
             }
             Call::ToolCall { id, .. } => open.position(id).is_none(),
             Call::ToolUpdate { status, .. } => status.is_terminal(),
-            Call::ArgsSnapshot { .. } | Call::TokenUsage { .. } | Call::Anomaly { .. } => false,
+            Call::ArgsSnapshot { .. }
+            | Call::TokenUsage { .. }
+            | Call::ToolMeta { .. }
+            | Call::RunMeta { .. }
+            | Call::Anomaly { .. } => false,
             Call::Start | Call::Finish { .. } => true,
         }
     }
@@ -199,6 +206,8 @@ impl RoundMachine {
                 self.run.summary.last_token_usage = Some(total);
                 out.ui(UiEvent::TokenUsage { total });
             }
+            Call::ToolMeta { id, meta } => self.tool_meta(id, meta, out),
+            Call::RunMeta { meta } => self.run_meta(meta, out),
             Call::Start => self.start(now, out),
             Call::Finish { reason } => self.finish(reason, now, out),
             Call::Anomaly { .. } => {}
@@ -304,7 +313,7 @@ impl RoundMachine {
     }
 
     /// Rule 9: a late result replaces its placeholder in the retained round.
-    fn stitch(&mut self, id: &str, slot: PlaceholderSlot, result: ToolResult, now: u64, out: &mut Outputs) {
+    fn stitch(&mut self, id: &str, slot: CallSlot, result: ToolResult, now: u64, out: &mut Outputs) {
         let run = self.run.number;
         self.run.resulted.insert(id.into());
         self.run.summary.stitch(PlaceholderReason::Superseded, &result);
@@ -324,6 +333,45 @@ impl RoundMachine {
             result,
             finished_at_ms: now,
         });
+    }
+
+    /// Metadata for a tool call: merged into the open round's call, else
+    /// into the latest closed call of that id in this run (a patch is
+    /// delivered), else reported with what it carried.
+    fn tool_meta(&mut self, id: &str, meta: &Meta, out: &mut Outputs) {
+        if let Some(call) = self.run.open.call_mut(id) {
+            return merge(&mut call.meta, meta);
+        }
+        let Some(slot) = self.run.closed_calls.get(id).copied() else {
+            let detail = serde_json::to_string(meta).unwrap_or_default();
+            return self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, detail, None);
+        };
+        let run = self.run.number;
+        if let Ok(at) = self.retained.binary_search_by_key(&(run, slot.round), |r| (r.run, r.index)) {
+            if let Some(call) = self.retained[at].tool_calls.get_mut(slot.position) {
+                merge(&mut call.meta, meta);
+            }
+        }
+        out.meta(MetaPatch {
+            session: self.options.session.clone(),
+            run,
+            round: slot.round,
+            id: id.to_owned(),
+            meta: meta.clone(),
+        });
+    }
+
+    /// Metadata for the run, merged into its summary; a key that names a
+    /// summary field would corrupt the summary line, and is refused.
+    fn run_meta(&mut self, meta: &Meta, out: &mut Outputs) {
+        for (key, value) in meta {
+            if SUMMARY_FIELDS.contains(&key.as_str()) {
+                let detail = format!("key `{key}` names a summary field; value: {value}");
+                self.anomaly(out, AnomalyKind::BadMeta, None, None, detail, None);
+            } else {
+                self.run.summary.meta.insert(key.clone(), value.clone());
+            }
+        }
     }
 
     /// Rule 4: the run ends; the open round closes if it holds anything.
@@ -400,13 +448,14 @@ impl RoundMachine {
         now: u64,
         out: &mut Outputs,
     ) -> ToolCall {
+        self.run.closed_calls.insert(call.id.as_str().into(), CallSlot { round, position });
         let (result, finished_at_ms) = match call.result {
             Some(result) => (result, call.finished_at_ms),
             None => {
                 out.ui(UiEvent::ToolCallInterrupted { id: &call.id, reason });
                 if reason == PlaceholderReason::Superseded {
                     let slots = self.run.superseded.entry(call.id.as_str().into()).or_default();
-                    slots.push_back(PlaceholderSlot { round, position });
+                    slots.push_back(CallSlot { round, position });
                 }
                 (ToolResult::Placeholder { reason }, now)
             }
@@ -418,6 +467,7 @@ impl RoundMachine {
             result,
             started_at_ms: call.started_at_ms,
             finished_at_ms,
+            meta: call.meta,
         }
     }
 
@@ -457,6 +507,13 @@ impl RoundMachine {
             detail,
             content,
         });
+    }
+}
+
+/// Sets every key of `patch` in `meta`.
+fn merge(meta: &mut Meta, patch: &Meta) {
+    for (key, value) in patch {
+        meta.insert(key.clone(), value.clone());
     }
 }
 

@@ -15,6 +15,7 @@ pub(crate) struct OpenCall {
     pub(crate) result: Option<ToolResult>,
     pub(crate) started_at_ms: u64,
     pub(crate) finished_at_ms: u64,
+    pub(crate) meta: crate::round::Meta,
 }
 
 /// Text, reasoning and tool calls of the round not yet closed.
@@ -76,6 +77,7 @@ impl OpenRound {
             result: None,
             started_at_ms: now,
             finished_at_ms: now,
+            meta: crate::round::Meta::new(),
         });
         self.pending += 1;
     }

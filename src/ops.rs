@@ -17,6 +17,7 @@ mod scan;
 use crate::anomaly::AnomalyKind;
 use crate::call::Call;
 use crate::handler::{FinishReason, ToolCallStatus};
+use crate::round::Meta;
 
 /// Why a line could not be applied, with what could still be recovered from
 /// it (its session and clock reading), so that the anomaly lands in the
@@ -43,7 +44,7 @@ enum Field<'a> {
     Float(f64),
     Bool,
     Array,
-    Object,
+    Object(Meta),
     Null,
 }
 
@@ -56,7 +57,7 @@ impl Field<'_> {
             Field::Float(_) => "a number with a fraction or an exponent",
             Field::Bool => "a boolean",
             Field::Array => "an array",
-            Field::Object => "an object",
+            Field::Object(_) => "an object",
             Field::Null => "null",
         }
     }
@@ -110,8 +111,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
                 Ok(Field::Array)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Field::Object)
+                // Kept whole: an object is the value of `meta`.
+                let mut object = Meta::new();
+                while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
+                    object.insert(key, value);
+                }
+                Ok(Field::Object(object))
             }
         }
         deserializer.deserialize_any(FieldVisitor(std::marker::PhantomData))
@@ -135,11 +140,14 @@ struct Fields<'a> {
     reason: Option<Field<'a>>,
     kind: Option<Field<'a>>,
     detail: Option<Field<'a>>,
+    meta: Option<Field<'a>>,
 }
 
 /// The known field names, recognised without allocating.
-const FIELD_NAMES: [&str; 13] =
-    ["op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail"];
+const FIELD_NAMES: [&str; 14] = [
+    "op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail",
+    "meta",
+];
 
 /// A key of an ops line: the index of a known field, or none.
 struct Key(Option<usize>);
@@ -161,6 +169,7 @@ impl Key {
             "reason" => 10,
             "kind" => 11,
             "detail" => 12,
+            "meta" => 13,
             _ => return Key(None),
         }))
     }
@@ -198,6 +207,7 @@ impl<'a> Fields<'a> {
             10 => &mut self.reason,
             11 => &mut self.kind,
             12 => &mut self.detail,
+            13 => &mut self.meta,
             _ => return None,
         })
     }
@@ -394,6 +404,8 @@ impl<'a> OpsLine<'a> {
                     .ok_or_else(|| out_of_enum("reason", "canceled, interrupted", reason))?;
                 Call::Finish { reason }
             }
+            "tool_meta" => Call::ToolMeta { id: required_str("id", &f.id)?, meta: required_object("meta", &f.meta)? },
+            "run_meta" => Call::RunMeta { meta: required_object("meta", &f.meta)? },
             "anomaly" => {
                 let kind = required_str("kind", &f.kind)?;
                 let kind = AnomalyKind::parse(kind).ok_or_else(|| out_of_enum("kind", "an anomaly kind", kind))?;
@@ -412,6 +424,14 @@ fn string(field: &Field<'_>) -> Option<String> {
     match field {
         Field::Str(s) => Some(s.to_string()),
         _ => None,
+    }
+}
+
+fn required_object<'f>(name: &str, field: &'f Option<Field<'_>>) -> Result<&'f Meta, String> {
+    match field {
+        None => Err(missing(name)),
+        Some(Field::Object(object)) => Ok(object),
+        Some(other) => Err(wrong_type(name, "an object", other)),
     }
 }
 
@@ -452,6 +472,9 @@ fn describe_json_error(error: &serde_json::Error) -> String {
     use serde_json::error::Category;
     let message = strip_position(&error.to_string());
     match error.classify() {
+        Category::Syntax if message.starts_with("recursion limit exceeded") => {
+            format!("JSON nested deeper than 128 levels{}", message.trim_start_matches("recursion limit exceeded"))
+        }
         Category::Syntax => format!("not valid JSON: {message}"),
         Category::Eof => format!("truncated JSON: {message}"),
         Category::Data | Category::Io => message,

@@ -10,7 +10,7 @@
 use crate::anomaly::Anomaly;
 use crate::round::Round;
 use crate::sink::SinkRecord;
-use crate::stitch::Stitch;
+use crate::stitch::{MetaPatch, Stitch};
 use crate::ui::{UiEvent, UiEventOf};
 
 /// A byte range of the text arena.
@@ -25,6 +25,7 @@ enum Item {
     Round(Box<Round>),
     Stitch(Box<Stitch>),
     Anomaly(Box<Anomaly>),
+    Meta(Box<MetaPatch>),
     Ui(UiEventOf<Span>),
 }
 
@@ -86,6 +87,7 @@ impl Outputs {
             Item::Round(round) => Output::Record(SinkRecord::Round(round)),
             Item::Stitch(stitch) => Output::Record(SinkRecord::Stitch(stitch)),
             Item::Anomaly(anomaly) => Output::Record(SinkRecord::Anomaly(anomaly)),
+            Item::Meta(patch) => Output::Record(SinkRecord::Meta(patch)),
             Item::Ui(event) => Output::Ui(event.map(|span| self.text.get(span.start..span.end).unwrap_or_default())),
         })
     }
@@ -106,6 +108,10 @@ impl Outputs {
 
     pub(crate) fn anomaly(&mut self, anomaly: Anomaly) {
         self.record(Item::Anomaly(Box::new(anomaly)));
+    }
+
+    pub(crate) fn meta(&mut self, patch: MetaPatch) {
+        self.record(Item::Meta(Box::new(patch)));
     }
 
     fn record(&mut self, item: Item) {

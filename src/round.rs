@@ -5,6 +5,9 @@ use smallvec::SmallVec;
 
 use crate::handler::FinishReason;
 
+/// Metadata a protocol carries beyond what the rounds model: a JSON object.
+pub type Meta = serde_json::Map<String, serde_json::Value>;
+
 /// The tool calls of one round. Most rounds have one or two, so they live
 /// inline and a round costs no extra allocation for its list.
 pub type ToolCalls = SmallVec<[ToolCall; 2]>;
@@ -53,6 +56,11 @@ pub struct ToolCall {
     /// Clock reading at its result (for a placeholder, at the round's close;
     /// for a stitched result, at the late terminal).
     pub finished_at_ms: u64,
+    /// What the protocol said about the call beyond the above
+    /// ([`StreamHandler::tool_meta`](crate::StreamHandler::tool_meta));
+    /// omitted when empty.
+    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    pub meta: Meta,
 }
 
 /// The result of a tool call.

@@ -2,7 +2,7 @@
 
 use crate::anomaly::Anomaly;
 use crate::round::Round;
-use crate::stitch::Stitch;
+use crate::stitch::{MetaPatch, Stitch};
 
 /// One record for persistence, borrowed for the duration of the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,6 +13,8 @@ pub enum SinkRecord<'a> {
     Stitch(&'a Stitch),
     /// Something the upstream did that could not be applied.
     Anomaly(&'a Anomaly),
+    /// Metadata for a tool call of an already persisted round: merge it.
+    Meta(&'a MetaPatch),
 }
 
 /// Receives closed rounds, stitches and anomalies, in state order, never

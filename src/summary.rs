@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::round::{PlaceholderReason, Round, ToolResult};
+use crate::round::{Meta, PlaceholderReason, Round, ToolResult};
 
 /// Counts describing one run's final rounds, after stitches (SPEC §6).
 ///
@@ -33,7 +33,28 @@ pub struct Summary {
     pub thought_bytes: u64,
     /// The last token-usage gauge reading, `null` when none was seen.
     pub last_token_usage: Option<u64>,
+    /// What the protocol said about the run
+    /// ([`StreamHandler::run_meta`](crate::StreamHandler::run_meta)),
+    /// written as further fields of the summary line.
+    #[serde(flatten)]
+    pub meta: Meta,
 }
+
+/// The field names of a summary line, which `run_meta` may not overwrite.
+pub(crate) const SUMMARY_FIELDS: [&str; 12] = [
+    "type",
+    "session",
+    "run",
+    "rounds",
+    "tool_calls",
+    "failed_tool_calls",
+    "placeholders",
+    "stitches",
+    "anomalies",
+    "message_bytes",
+    "thought_bytes",
+    "last_token_usage",
+];
 
 impl Summary {
     /// Counts a round as it closes.

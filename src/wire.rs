@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::anomaly::Anomaly;
 use crate::round::Round;
 use crate::sink::SinkRecord;
-use crate::stitch::Stitch;
+use crate::stitch::{MetaPatch, Stitch};
 use crate::summary::Summary;
 use crate::ui::UiEvent;
 
@@ -32,6 +32,8 @@ pub enum OutputLine {
     Stitch(Stitch),
     /// Something that could not be applied.
     Anomaly(Anomaly),
+    /// Metadata for a tool call of an earlier round.
+    Meta(MetaPatch),
     /// A run's counts, after all other output.
     Summary(Summary),
 }
@@ -44,11 +46,13 @@ pub fn write_record(out: &mut Vec<u8>, record: SinkRecord<'_>) {
         Round(&'a Round),
         Stitch(&'a Stitch),
         Anomaly(&'a Anomaly),
+        Meta(&'a MetaPatch),
     }
     let line = match record {
         SinkRecord::Round(round) => Line::Round(round),
         SinkRecord::Stitch(stitch) => Line::Stitch(stitch),
         SinkRecord::Anomaly(anomaly) => Line::Anomaly(anomaly),
+        SinkRecord::Meta(patch) => Line::Meta(patch),
     };
     write_json(out, &line);
 }

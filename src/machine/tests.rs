@@ -13,6 +13,7 @@ enum Rec {
     Round(Round),
     Stitch(Stitch),
     Anomaly(Anomaly),
+    Meta(MetaPatch),
 }
 
 /// Drives a machine and keeps everything it produced.
@@ -58,6 +59,7 @@ impl Harness {
                         SinkRecord::Round(r) => Rec::Round(r.clone()),
                         SinkRecord::Stitch(s) => Rec::Stitch(s.clone()),
                         SinkRecord::Anomaly(a) => Rec::Anomaly(a.clone()),
+                        SinkRecord::Meta(m) => Rec::Meta(m.clone()),
                     });
                 }
                 Output::Ui(event) => {
@@ -639,4 +641,68 @@ fn session_names_are_written_into_every_record() {
     assert_eq!(h.stitches()[0].session.as_deref(), Some("s1"));
     assert_eq!(h.anomalies()[0].session.as_deref(), Some("s1"));
     assert_eq!(h.machine.summary().session.as_deref(), Some("s1"));
+}
+
+// Metadata ------------------------------------------------------------------
+
+fn meta(json: serde_json::Value) -> Meta {
+    match json {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn tool_meta_merges_into_the_open_call() {
+    let mut h = Harness::new();
+    let (kind, locations) = (meta(serde_json::json!({"kind": "edit"})), meta(serde_json::json!({"locations": [1]})));
+    h.tool("a", "x").call(Call::ToolMeta { id: "a", meta: &kind }).call(Call::ToolMeta { id: "a", meta: &locations });
+    let replaced = meta(serde_json::json!({"kind": "read"}));
+    h.call(Call::ToolMeta { id: "a", meta: &replaced }).done("a", "A");
+    assert_eq!(h.rounds()[0].tool_calls[0].meta, meta(serde_json::json!({"kind": "read", "locations": [1]})));
+    assert!(h.ui.iter().all(|e| !e.contains("meta")), "no UI event for metadata");
+}
+
+#[test]
+fn tool_meta_after_the_round_closed_patches_it() {
+    let mut h = Harness::new();
+    let diff = meta(serde_json::json!({"diff": "+1"}));
+    h.tool("a", "x").done("a", "A").message("next").call(Call::ToolMeta { id: "a", meta: &diff });
+    let patch = h.records.iter().find_map(|r| if let Rec::Meta(p) = r { Some(p.clone()) } else { None }).unwrap();
+    assert_eq!((patch.run, patch.round, patch.id.as_str(), &patch.meta), (0, 0, "a", &diff));
+    assert_eq!(h.machine.rounds()[0].tool_calls[0].meta, diff, "the retained round is patched");
+    assert!(h.anomalies().is_empty());
+}
+
+#[test]
+fn tool_meta_for_an_unknown_id_keeps_what_it_carried() {
+    let mut h = Harness::new();
+    let stray = meta(serde_json::json!({"kind": "edit"}));
+    h.call(Call::ToolMeta { id: "zz", meta: &stray });
+    assert_eq!(h.kinds(), [AnomalyKind::UnknownToolCall]);
+    assert_eq!(h.anomalies()[0].detail, r#"{"kind":"edit"}"#);
+    // A closed call of an earlier run is unknown too.
+    h.tool("b", "x")
+        .done("b", "B")
+        .finish(FinishReason::Canceled)
+        .start()
+        .call(Call::ToolMeta { id: "b", meta: &stray });
+    assert_eq!(h.kinds(), [AnomalyKind::UnknownToolCall; 2]);
+}
+
+#[test]
+fn run_meta_goes_into_the_summary_and_refuses_summary_fields() {
+    let mut h = Harness::new();
+    let stats = meta(serde_json::json!({"stop_reason": "end_turn", "rounds": 99}));
+    h.call(Call::RunMeta { meta: &stats });
+    let summary = h.machine.summary().clone();
+    assert_eq!(summary.meta, meta(serde_json::json!({"stop_reason": "end_turn"})));
+    assert_eq!(summary.rounds, 0);
+    assert_eq!(h.kinds(), [AnomalyKind::BadMeta]);
+    assert_eq!(h.anomalies()[0].detail, "key `rounds` names a summary field; value: 99");
+    let line = serde_json::to_value(&summary).unwrap();
+    assert_eq!(line["stop_reason"], "end_turn");
+    // Metadata makes a run non-empty: `start` then begins a new one.
+    h.start();
+    assert_eq!(h.machine.run(), 1);
 }

@@ -5,7 +5,7 @@
 //! backwards.
 
 use proptest::prelude::*;
-use roundup::{Call, FinishReason, ToolCallStatus};
+use roundup::{Call, FinishReason, Meta, ToolCallStatus};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -17,6 +17,8 @@ pub enum Op {
     Usage(u64),
     Start,
     Finish(FinishReason),
+    ToolMeta(String, Meta),
+    RunMeta(Meta),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +39,8 @@ impl Step {
             Op::Usage(total) => Call::TokenUsage { total: *total },
             Op::Start => Call::Start,
             Op::Finish(reason) => Call::Finish { reason: *reason },
+            Op::ToolMeta(id, meta) => Call::ToolMeta { id, meta },
+            Op::RunMeta(meta) => Call::RunMeta { meta },
         }
     }
 
@@ -86,7 +90,17 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..100_000).prop_map(Op::Usage),
         1 => Just(Op::Start),
         1 => prop::sample::select(vec![FinishReason::Canceled, FinishReason::Interrupted]).prop_map(Op::Finish),
+        1 => (id(), meta()).prop_map(|(id, meta)| Op::ToolMeta(id, meta)),
+        1 => meta().prop_map(Op::RunMeta),
     ]
+}
+
+/// A small metadata object; `rounds` names a summary field (refused by
+/// `run_meta`).
+fn meta() -> impl Strategy<Value = Meta> {
+    let key = prop::sample::select(vec!["kind", "locations", "stop_reason", "rounds"]);
+    prop::collection::btree_map(key, 0u64..3, 0..3)
+        .prop_map(|entries| entries.into_iter().map(|(k, v)| (k.to_owned(), serde_json::Value::from(v))).collect())
 }
 
 /// Gives every terminal a unique content, so that where each one ended up

@@ -85,10 +85,11 @@ pub fn check_output(vector: &Vector, output: &str) -> Result<(), String> {
         .lines()
         .map(|line| serde_json::from_str(line).map_err(|e| format!("output line is not JSON ({e}): {line}")))
         .collect::<Result<_, _>>()?;
-    let is_summary = |v: &&Value| v["type"] == "summary";
+    // SPEC §5 compares round, stitch and anomaly lines; other line types
+    // (roundup's `meta` patches) are not part of the vectors.
     let split = |values: &[Value]| -> (Vec<Value>, Vec<Value>) {
-        let (summaries, records): (Vec<&Value>, Vec<&Value>) = values.iter().partition(is_summary);
-        (records.into_iter().cloned().collect(), summaries.into_iter().cloned().collect())
+        let of = |kinds: &[&str]| values.iter().filter(|v| kinds.iter().any(|k| v["type"] == *k)).cloned().collect();
+        (of(&["round", "stitch", "anomaly"]), of(&["summary"]))
     };
     let (records, summaries) = split(&lines);
     let (expected_records, expected_summaries) = split(&vector.expect);

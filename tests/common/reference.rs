@@ -5,13 +5,14 @@
 //! with it on random call sequences.
 
 use roundup::{
-    Anomaly, AnomalyKind, Call, ClosedBy, FinishReason, PlaceholderCounts, PlaceholderReason, Round, Stitch, Summary,
-    TerminalStatus, ToolCall, ToolResult,
+    Anomaly, AnomalyKind, Call, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderCounts, PlaceholderReason, Round,
+    Stitch, Summary, TerminalStatus, ToolCall, ToolResult,
 };
 use serde_json::Value;
 
 #[derive(Debug, Clone)]
 struct PendingCall {
+    meta: Meta,
     id: String,
     title: String,
     arguments: String,
@@ -34,6 +35,7 @@ struct Session {
     /// Anomalies and last token usage, per run.
     anomalies: Vec<u64>,
     stitches: Vec<u64>,
+    meta: Vec<Meta>,
     usage: Vec<Option<u64>>,
     touched: bool,
 }
@@ -63,6 +65,7 @@ impl Reference {
             name: name.map(str::to_owned),
             anomalies: vec![0],
             stitches: vec![0],
+            meta: vec![Meta::new()],
             usage: vec![None],
             ..Session::default()
         });
@@ -153,6 +156,7 @@ impl Session {
                 } else {
                     self.started.get_or_insert(now);
                     self.calls.push(PendingCall {
+                        meta: Meta::new(),
                         id: id.to_owned(),
                         title: title.to_owned(),
                         arguments: String::new(),
@@ -209,6 +213,54 @@ impl Session {
                 let kind = if duplicate { AnomalyKind::DuplicateTerminal } else { AnomalyKind::UndeclaredTerminal };
                 self.anomaly(out, kind, Some(id), Some(status), content, None);
             }
+            Call::ToolMeta { id, meta } => {
+                if let Some(c) = self.calls.iter_mut().find(|c| c.id == id) {
+                    c.meta.extend(meta.clone());
+                    return;
+                }
+                let run = self.run;
+                let latest = self.rounds.iter_mut().rev().filter(|r| r.run == run).find_map(|r| {
+                    let index = r.index;
+                    r.tool_calls.iter_mut().find(|c| c.id == id).map(|c| (index, c))
+                });
+                match latest {
+                    Some((round, call)) => {
+                        call.meta.extend(meta.clone());
+                        let patch =
+                            MetaPatch { session: self.name.clone(), run, round, id: id.to_owned(), meta: meta.clone() };
+                        out.push(line("meta", &patch));
+                    }
+                    None => {
+                        let detail = serde_json::to_string(meta).unwrap();
+                        self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, &detail, None);
+                    }
+                }
+            }
+            Call::RunMeta { meta } => {
+                let reserved = [
+                    "type",
+                    "session",
+                    "run",
+                    "rounds",
+                    "tool_calls",
+                    "failed_tool_calls",
+                    "placeholders",
+                    "stitches",
+                    "anomalies",
+                    "message_bytes",
+                    "thought_bytes",
+                    "last_token_usage",
+                ];
+                for (key, value) in meta {
+                    if reserved.contains(&key.as_str()) {
+                        let detail = format!("key `{key}` names a summary field; value: {value}");
+                        self.anomaly(out, AnomalyKind::BadMeta, None, None, &detail, None);
+                    } else {
+                        self.touched = true;
+                        self.meta.last_mut().unwrap().insert(key.clone(), value.clone());
+                    }
+                }
+            }
             Call::TokenUsage { total } => {
                 self.touched = true;
                 *self.usage.last_mut().unwrap() = Some(total);
@@ -231,6 +283,7 @@ impl Session {
                 self.run += 1;
                 self.anomalies.push(0);
                 self.stitches.push(0);
+                self.meta.push(Meta::new());
                 self.usage.push(None);
             }
             Call::Anomaly { .. } => unreachable!(),
@@ -247,6 +300,7 @@ impl Session {
             .calls
             .drain(..)
             .map(|c| ToolCall {
+                meta: c.meta,
                 id: c.id,
                 title: c.title,
                 arguments: c.arguments,
@@ -291,6 +345,7 @@ impl Session {
             message_bytes: rounds.iter().map(|r| r.message.len() as u64).sum(),
             thought_bytes: rounds.iter().map(|r| r.thought.len() as u64).sum(),
             last_token_usage: self.usage[run as usize],
+            meta: self.meta[run as usize].clone(),
         }
     }
 }
