@@ -33,6 +33,17 @@ pub enum AnomalyKind {
     /// A `run_meta` key that names a summary field; `detail` names it and
     /// keeps its value.
     BadMeta,
+    /// A protocol adapter met an event type it does not know; `detail`
+    /// names the adapter and keeps the event.
+    UnknownEvent,
+    /// A protocol adapter met a content type it cannot turn into text
+    /// (an image, say); `detail` keeps the content.
+    UnknownContent,
+    /// A protocol adapter met a status value it does not know.
+    UnknownStatus,
+    /// The protocol reported an error of its own (uagent `runner_error`,
+    /// deepwork `error`); the stream goes on.
+    ProtocolError,
 }
 
 impl AnomalyKind {
@@ -45,6 +56,10 @@ impl AnomalyKind {
             AnomalyKind::AfterFinish => "after_finish",
             AnomalyKind::BadLine => "bad_line",
             AnomalyKind::BadMeta => "bad_meta",
+            AnomalyKind::UnknownEvent => "unknown_event",
+            AnomalyKind::UnknownContent => "unknown_content",
+            AnomalyKind::UnknownStatus => "unknown_status",
+            AnomalyKind::ProtocolError => "protocol_error",
         }
     }
 
@@ -57,6 +72,10 @@ impl AnomalyKind {
             "after_finish" => AnomalyKind::AfterFinish,
             "bad_line" => AnomalyKind::BadLine,
             "bad_meta" => AnomalyKind::BadMeta,
+            "unknown_event" => AnomalyKind::UnknownEvent,
+            "unknown_content" => AnomalyKind::UnknownContent,
+            "unknown_status" => AnomalyKind::UnknownStatus,
+            "protocol_error" => AnomalyKind::ProtocolError,
             _ => return None,
         })
     }

@@ -59,10 +59,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod acp;
 mod anomaly;
 mod builder;
 mod call;
 mod clock;
+mod format;
 mod handler;
 mod machine;
 mod open_round;
@@ -71,6 +73,7 @@ mod output;
 mod record;
 mod replay;
 mod round;
+mod sessions;
 mod sink;
 mod stitch;
 mod summary;
@@ -81,12 +84,13 @@ pub use anomaly::{Anomaly, AnomalyKind};
 pub use builder::RoundBuilder;
 pub use call::Call;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use format::Format;
 pub use handler::{FinishReason, StreamHandler, ToolCallStatus};
 pub use machine::{MachineOptions, RoundMachine};
 pub use ops::{BadLine, OpsLine};
 pub use output::{Output, Outputs};
 pub use record::Recorder;
-pub use replay::{replay_ops, Emit, ReplayError, ReplayObserver, ReplayStats};
+pub use replay::{replay, replay_ops, Emit, ReplayError, ReplayObserver, ReplayStats};
 pub use round::{ClosedBy, Meta, PlaceholderReason, Round, TerminalStatus, ToolCall, ToolCalls, ToolResult};
 pub use sink::{RoundSink, SinkRecord};
 pub use stitch::{MetaPatch, Stitch};

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Write};
 use std::process::ExitCode;
 
-use roundup::{replay_ops, BadLine, Emit, ReplayError, ReplayObserver};
+use roundup::{replay, BadLine, Emit, Format, ReplayError, ReplayObserver};
 
 const HELP: &str = "\
 roundup: turn an AI agent's chunk stream into rounds
@@ -25,9 +25,16 @@ COMMANDS:
               and print JSON lines on stdout.
 
 OPTIONS for replay:
-    --from FORMAT   The input format [default: ops]
+    --from FORMAT   The input format [default: auto]
+                      auto  decided from the first event
                       ops   ops JSONL: one StreamHandler call per line, e.g.
                             {\"op\":\"message\",\"text\":\"Hi\",\"session\":\"s1\",\"at_ms\":100}
+                      acp   Agent Client Protocol: a client's JSON-RPC traffic
+                            or bare SessionNotifications; sessionId is the
+                            session, session/prompt starts a run, its
+                            response finishes it
+                    Raw JSON lines and SSE framing (data: lines, events
+                    separated by a blank line) are both accepted.
     --emit WHAT     What to print [default: records]
                       records  rounds, stitches and anomalies as they happen,
                                then one summary line per run
@@ -55,6 +62,7 @@ EXIT STATUS:
 EXAMPLES:
     roundup replay examples/session.ops.jsonl
     roundup replay --emit ui examples/session.ops.jsonl
+    roundup replay --from acp tests/fixtures/acp/bash-error.jsonl
     some-agent --stream | roundup replay -
 ";
 
@@ -72,6 +80,7 @@ enum Command {
 #[derive(Debug, PartialEq, Eq)]
 struct ReplayArgs {
     file: Option<String>,
+    from: Format,
     emit: Emit,
     progress: Option<bool>,
     quiet: bool,
@@ -84,15 +93,18 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
         Some("-h" | "--help" | "help") => Ok(Command::Help),
         Some("-V" | "--version") => Ok(Command::Version),
         Some("replay") => {
-            let mut replay = ReplayArgs { file: None, emit: Emit::Records, progress: None, quiet: false };
+            let mut replay =
+                ReplayArgs { file: None, from: Format::Auto, emit: Emit::Records, progress: None, quiet: false };
             while let Some(arg) = args.next() {
                 let mut value = |name: &str| args.next().cloned().ok_or_else(|| Usage(format!("{name} needs a value")));
                 match arg.as_str() {
                     "-h" | "--help" => return Ok(Command::Help),
-                    "--from" => match value("--from")?.as_str() {
-                        "ops" => {}
-                        other => return Err(Usage(format!("unknown --from format {other:?}; known: ops"))),
-                    },
+                    "--from" => {
+                        let name = value("--from")?;
+                        replay.from = Format::parse(&name).ok_or_else(|| {
+                            Usage(format!("unknown --from format {name:?}; known: {}", Format::NAMES))
+                        })?;
+                    }
                     "--emit" => {
                         replay.emit = match value("--emit")?.as_str() {
                             "records" => Emit::Records,
@@ -164,7 +176,7 @@ fn run_replay(args: ReplayArgs) -> Result<(), ReplayError> {
     };
     let progress = args.progress.unwrap_or(total_bytes.is_some() && io::stderr().is_terminal());
     let mut observer = Stderr { quiet: args.quiet, total_bytes, progress };
-    let result = replay_ops(input, output, args.emit, &mut observer);
+    let result = replay(input, output, args.from, args.emit, &mut observer);
     if let (true, Ok(stats)) = (progress, &result) {
         eprintln!(
             "\rroundup: done, {:.0} MB, {} lines ({} skipped), {} sessions",
@@ -187,7 +199,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
         Err(Usage(message)) => {
-            eprintln!("roundup: {message}\n\nUsage: roundup replay [--from ops] [--emit records|ui] [FILE|-]\nMore: roundup --help");
+            eprintln!("roundup: {message}\n\nUsage: roundup replay [--from auto|ops|acp] [--emit records|ui] [FILE|-]\nMore: roundup --help");
             ExitCode::from(2)
         }
         Ok(Command::Help) => {
@@ -221,7 +233,14 @@ mod tests {
     #[test]
     fn replay_arguments_are_read() {
         let Ok(Command::Replay(args)) = parse("replay --from ops --emit ui -q trace.jsonl") else { panic!() };
-        assert_eq!(args, ReplayArgs { file: Some("trace.jsonl".into()), emit: Emit::Ui, progress: None, quiet: true });
+        let expected = ReplayArgs {
+            file: Some("trace.jsonl".into()),
+            from: Format::Ops,
+            emit: Emit::Ui,
+            progress: None,
+            quiet: true,
+        };
+        assert_eq!(args, expected);
     }
 
     #[test]

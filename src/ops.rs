@@ -468,7 +468,7 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
 }
 
 /// Names what is wrong with a line that does not decode as an object.
-fn describe_json_error(error: &serde_json::Error) -> String {
+pub(crate) fn describe_json_error(error: &serde_json::Error) -> String {
     use serde_json::error::Category;
     let message = strip_position(&error.to_string());
     match error.classify() {

@@ -1,22 +1,22 @@
-//! Replaying ops JSONL: one builder per session, output as SPEC §4 lines.
+//! Replaying a recorded stream: one builder per session, output as SPEC §4
+//! lines.
 //!
-//! This is what `roundup replay --from ops` runs, and what the conformance
-//! tests run through the library.
+//! This is what `roundup replay` runs, and what the conformance tests run
+//! through the library. Lines are framed (raw JSON lines, or SSE `data:`
+//! events), decoded by the input format's reader (ops JSONL, or a protocol
+//! adapter that translates native events into calls), and applied to the
+//! builder of their session.
 
-use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
-use std::sync::Arc;
 
-use parking_lot::Mutex;
+use serde_json::Value;
 
+use crate::acp::AcpTranslator;
 use crate::anomaly::AnomalyKind;
-use crate::builder::RoundBuilder;
-use crate::clock::ManualClock;
-use crate::handler::{FinishReason, StreamHandler};
+use crate::format::{frame, Format, Framed};
+use crate::handler::StreamHandler;
 use crate::ops::{BadLine, OpsLine};
-use crate::sink::SinkRecord;
-use crate::ui::{UiEvent, UiFlow};
-use crate::wire;
+use crate::sessions::Sessions;
 
 /// What a replay writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -34,7 +34,7 @@ pub enum Emit {
 pub struct ReplayStats {
     /// Physical lines read, blank ones included.
     pub lines: u64,
-    /// Lines reported as `bad_line`.
+    /// Lines (or SSE events) reported as `bad_line`.
     pub bad_lines: u64,
     /// Bytes read.
     pub bytes: u64,
@@ -70,7 +70,8 @@ const FLUSH_AT: usize = 64 << 10;
 /// A line buffer grown past this by one huge line is released afterwards.
 const KEEP_LINE_CAPACITY: usize = 1 << 20;
 
-/// Replays ops JSONL from `input`, writing output lines to `output`.
+/// Replays ops JSONL from `input`, writing output lines to `output`
+/// ([`replay`] with [`Format::Ops`]).
 ///
 /// ```
 /// let ops = br#"{"op":"message","text":"Hi"}
@@ -85,12 +86,25 @@ const KEEP_LINE_CAPACITY: usize = 1 << 20;
 /// assert_eq!(stats.lines, 2);
 /// ```
 pub fn replay_ops(
-    mut input: impl BufRead,
-    mut output: impl Write,
+    input: impl BufRead,
+    output: impl Write,
     emit: Emit,
     observer: &mut dyn ReplayObserver,
 ) -> Result<ReplayStats, ReplayError> {
-    let mut replay = Replay::new(emit);
+    replay(input, output, Format::Ops, emit, observer)
+}
+
+/// Replays a recorded stream of format `from` (detected from its first
+/// event with [`Format::Auto`]) from `input`, writing output lines to
+/// `output`.
+pub fn replay(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    from: Format,
+    emit: Emit,
+    observer: &mut dyn ReplayObserver,
+) -> Result<ReplayStats, ReplayError> {
+    let mut replay = Replay::new(from, emit);
     let mut line = Vec::new();
     let mut next_progress = PROGRESS_EVERY;
     loop {
@@ -100,9 +114,7 @@ pub fn replay_ops(
             break;
         }
         replay.stats.bytes += read as u64;
-        if let Some(error) = replay.line(&line) {
-            observer.bad_line(replay.stats.lines, &error);
-        }
+        replay.line(&line, observer);
         if line.capacity() > KEEP_LINE_CAPACITY {
             line = Vec::new();
         }
@@ -112,160 +124,144 @@ pub fn replay_ops(
         }
         replay.flush(&mut output, FLUSH_AT)?;
     }
-    replay.end();
+    replay.end(observer);
     replay.flush(&mut output, 0)?;
     output.flush().map_err(ReplayError::Write)?;
     Ok(replay.stats)
 }
 
-/// A replay in progress: the sessions' builders, the shared clock and the
-/// output not yet written.
+/// How the lines of the input are turned into calls.
+#[derive(Debug)]
+enum Decoder {
+    /// `--from auto` before the first event.
+    Undecided,
+    Ops,
+    Acp(AcpTranslator),
+}
+
+impl Decoder {
+    fn of(format: Format) -> Decoder {
+        match format {
+            Format::Auto => Decoder::Undecided,
+            Format::Ops => Decoder::Ops,
+            Format::Acp => Decoder::Acp(AcpTranslator::new()),
+        }
+    }
+}
+
+/// A replay in progress: the decoder, the sessions, the SSE event being
+/// gathered.
+#[derive(Debug)]
 struct Replay {
-    emit: Emit,
-    clock: ManualClock,
-    /// Builders in order of first appearance, and their names.
-    sessions: Vec<RoundBuilder>,
-    names: Vec<Option<String>>,
-    by_name: HashMap<String, usize>,
-    unnamed: Option<usize>,
-    /// The session of the previous line: lines of one session usually come
-    /// in runs, and comparing a name is cheaper than hashing it.
-    last: Option<usize>,
-    out: Arc<Mutex<Vec<u8>>>,
+    decoder: Decoder,
+    sessions: Sessions,
+    /// The payload of an SSE event not yet complete, and its first line.
+    event: Vec<u8>,
+    event_line: u64,
     stats: ReplayStats,
 }
 
 impl Replay {
-    fn new(emit: Emit) -> Self {
+    fn new(from: Format, emit: Emit) -> Self {
         Replay {
-            emit,
-            clock: ManualClock::new(0),
-            sessions: Vec::new(),
-            names: Vec::new(),
-            by_name: HashMap::new(),
-            unnamed: None,
-            last: None,
-            out: Arc::new(Mutex::new(Vec::with_capacity(FLUSH_AT * 2))),
+            decoder: Decoder::of(from),
+            sessions: Sessions::new(emit),
+            event: Vec::new(),
+            event_line: 0,
             stats: ReplayStats::default(),
         }
     }
 
-    /// Applies one physical line (with or without its `\n`); a bad line is
-    /// reported into the output and returned.
-    fn line(&mut self, bytes: &[u8]) -> Option<BadLine> {
+    /// Takes one physical line (with or without its `\n`): raw lines are
+    /// payloads of their own, SSE `data:` lines are gathered until the blank
+    /// line that ends their event.
+    fn line(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
         self.stats.lines += 1;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        let parsed = OpsLine::parse(bytes);
-        let outcome = match &parsed {
-            Ok(line) => {
-                if let Some(at_ms) = line.at_ms() {
-                    self.clock.set(at_ms);
+        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        match frame(line) {
+            Framed::Data(data) => {
+                if self.event.is_empty() {
+                    self.event_line = self.stats.lines;
+                } else {
+                    self.event.push(b'\n');
                 }
-                line.call().map(|call| {
-                    if let Some(call) = call {
-                        call.apply(self.session(line.session()));
-                    }
-                })
+                self.event.extend_from_slice(data);
             }
-            Err(error) => Err(error.clone()),
-        };
-        let error = outcome.err()?;
-        if let Some(at_ms) = error.at_ms {
-            self.clock.set(at_ms);
+            Framed::Blank | Framed::Field => self.end_event(observer),
+            Framed::Line(payload) => {
+                self.end_event(observer);
+                self.payload(payload, self.stats.lines, observer);
+            }
         }
-        self.stats.bad_lines += 1;
-        let detail = format!("line {}: {}", self.stats.lines, error.reason);
-        self.session(error.session.as_deref()).anomaly(AnomalyKind::BadLine, None, &detail);
-        Some(error)
     }
 
-    /// The builder of a session, made on first sight.
-    fn session(&mut self, name: Option<&str>) -> &RoundBuilder {
-        if let Some(last) = self.last.filter(|&at| self.names[at].as_deref() == name) {
-            return &self.sessions[last];
+    /// Decodes the SSE event gathered so far, if any.
+    fn end_event(&mut self, observer: &mut dyn ReplayObserver) {
+        if self.event.is_empty() {
+            return;
         }
-        let found = match name {
-            Some(name) => self.by_name.get(name).copied(),
-            None => self.unnamed,
-        };
-        let at = match found {
-            Some(at) => at,
-            None => {
-                let at = self.sessions.len();
-                let builder = self.new_builder(name);
-                self.sessions.push(builder);
-                self.names.push(name.map(str::to_owned));
-                match name {
-                    Some(name) => {
-                        self.by_name.insert(name.to_owned(), at);
-                    }
-                    None => self.unnamed = Some(at),
+        let event = std::mem::take(&mut self.event);
+        self.payload(&event, self.event_line, observer);
+        self.event = event;
+        self.event.clear();
+    }
+
+    /// Decodes one payload (a JSON value) found at line `number`.
+    fn payload(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
+        if let Decoder::Undecided = self.decoder {
+            self.decoder = Decoder::of(Format::detect(payload));
+        }
+        let error = match &mut self.decoder {
+            Decoder::Undecided | Decoder::Ops => self.ops(payload),
+            Decoder::Acp(acp) => match serde_json::from_slice::<Value>(payload) {
+                Ok(message) => {
+                    let sessions = &mut self.sessions;
+                    acp.translate(&message, &mut |session, call| call.apply(sessions.get(session)));
+                    None
                 }
-                at
-            }
+                Err(error) => {
+                    Some(BadLine { reason: crate::ops::describe_json_error(&error), session: None, at_ms: None })
+                }
+            },
         };
-        self.last = Some(at);
-        &self.sessions[at]
-    }
-
-    fn new_builder(&self, name: Option<&str>) -> RoundBuilder {
-        let mut builder = RoundBuilder::new().with_clock(self.clock.clone()).retain_rounds(false);
-        if let Some(name) = name {
-            builder = builder.with_session(name);
-        }
-        let out = Arc::clone(&self.out);
-        match self.emit {
-            Emit::Records => builder.with_sink(move |record: SinkRecord<'_>| {
-                let mut out = out.lock();
-                wire::write_record(&mut out, record);
-                out.push(b'\n');
-            }),
-            Emit::Ui => {
-                let session = name.map(str::to_owned);
-                builder.with_ui(move |event: &UiEvent<'_>| {
-                    let mut out = out.lock();
-                    wire::write_ui_event(&mut out, session.as_deref(), event);
-                    out.push(b'\n');
-                    UiFlow::Continue
-                })
+        if let Some(error) = error {
+            self.stats.bad_lines += 1;
+            if let Some(at_ms) = error.at_ms {
+                self.sessions.clock.set(at_ms);
             }
+            let detail = format!("line {number}: {}", error.reason);
+            self.sessions.get(error.session.as_deref()).anomaly(AnomalyKind::BadLine, None, &detail);
+            observer.bad_line(number, &error);
         }
     }
 
-    /// End of input: open runs finish in order of first appearance, then
-    /// one summary per run.
-    fn end(&mut self) {
-        if self.sessions.is_empty() {
-            self.session(None);
+    /// Applies one ops JSONL line; the error of a bad one.
+    fn ops(&mut self, payload: &[u8]) -> Option<BadLine> {
+        let parsed = OpsLine::parse(payload);
+        let line = match &parsed {
+            Ok(line) => line,
+            Err(error) => return Some(error.clone()),
+        };
+        if let Some(at_ms) = line.at_ms() {
+            self.sessions.clock.set(at_ms);
         }
-        for builder in &self.sessions {
-            builder.finish_if_running(FinishReason::Interrupted);
+        match line.call() {
+            Ok(Some(call)) => call.apply(self.sessions.get(line.session())),
+            Ok(None) => {}
+            Err(error) => return Some(error),
         }
-        self.stats.sessions = self.sessions.len();
-        if self.emit == Emit::Records {
-            let mut out = self.out.lock();
-            for summary in self.sessions.iter().flat_map(RoundBuilder::summaries) {
-                wire::write_summary(&mut out, &summary);
-                out.push(b'\n');
-            }
-        }
+        None
+    }
+
+    /// End of input: the last SSE event, then the sessions' ends.
+    fn end(&mut self, observer: &mut dyn ReplayObserver) {
+        self.end_event(observer);
+        self.stats.sessions = self.sessions.end();
     }
 
     /// Writes the pending output once it reaches `at_least` bytes.
     fn flush(&self, output: &mut impl Write, at_least: usize) -> Result<(), ReplayError> {
-        let mut out = self.out.lock();
-        if out.len() > at_least || (at_least == 0 && !out.is_empty()) {
-            output.write_all(&out).map_err(ReplayError::Write)?;
-            out.clear();
-        }
-        Ok(())
-    }
-}
-
-impl std::fmt::Debug for Replay {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Replay").field("emit", &self.emit).field("stats", &self.stats).finish_non_exhaustive()
+        self.sessions.flush(output, at_least).map_err(ReplayError::Write)
     }
 }

@@ -1,0 +1,106 @@
+//! Input formats, their detection, and SSE framing.
+
+use serde_json::Value;
+
+/// The format of a replay's input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// Decided from the first event (see [`Format::detect`]).
+    #[default]
+    Auto,
+    /// Ops JSONL (SPEC §3).
+    Ops,
+    /// Agent Client Protocol traffic (JSON-RPC lines or bare
+    /// `SessionNotification`s).
+    Acp,
+}
+
+impl Format {
+    /// Parses a format name (`auto`, `ops`, `acp`).
+    pub fn parse(name: &str) -> Option<Format> {
+        Some(match name {
+            "auto" => Format::Auto,
+            "ops" => Format::Ops,
+            "acp" => Format::Acp,
+            _ => return None,
+        })
+    }
+
+    /// The names [`parse`](Format::parse) knows.
+    pub const NAMES: &'static str = "auto, ops, acp";
+
+    /// The format of an input whose first event is `first`: ops when it has
+    /// an `op`, ACP when it is JSON-RPC or a `SessionNotification`, else ops
+    /// (whose reader then says what is wrong with each line).
+    ///
+    /// ```
+    /// use roundup::Format;
+    /// assert_eq!(Format::detect(br#"{"op":"message","text":"Hi"}"#), Format::Ops);
+    /// assert_eq!(Format::detect(br#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#), Format::Acp);
+    /// ```
+    pub fn detect(first: &[u8]) -> Format {
+        let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(first) else {
+            return Format::Ops;
+        };
+        if object.contains_key("op") {
+            Format::Ops
+        } else if object.contains_key("jsonrpc") || (object.contains_key("sessionId") && object.contains_key("update"))
+        {
+            Format::Acp
+        } else {
+            Format::Ops
+        }
+    }
+}
+
+/// One physical line, as SSE framing sees it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Framed<'a> {
+    /// Blank: ends an SSE event.
+    Blank,
+    /// `data: ...`: a piece of an SSE event's payload.
+    Data(&'a [u8]),
+    /// Another SSE field (`event:`, `id:`, `retry:`) or a comment (`:`).
+    Field,
+    /// A line that is not SSE: a payload of its own.
+    Line(&'a [u8]),
+}
+
+/// Classifies a line (without its terminator) for SSE framing.
+pub(crate) fn frame(line: &[u8]) -> Framed<'_> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Framed::Blank;
+    }
+    if let Some(data) = line.strip_prefix(b"data:") {
+        return Framed::Data(data.strip_prefix(b" ").unwrap_or(data));
+    }
+    let field = [&b"event:"[..], b"id:", b"retry:", b":"].iter().any(|prefix| line.starts_with(prefix));
+    if field {
+        Framed::Field
+    } else {
+        Framed::Line(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_lines_are_classified() {
+        assert_eq!(frame(b"data: {\"a\":1}"), Framed::Data(b"{\"a\":1}"));
+        assert_eq!(frame(b"data:{}"), Framed::Data(b"{}"));
+        assert_eq!(frame(b"event: update"), Framed::Field);
+        assert_eq!(frame(b": keep-alive"), Framed::Field);
+        assert_eq!(frame(b"  \r"), Framed::Blank);
+        assert_eq!(frame(b"{\"op\":\"start\"}"), Framed::Line(b"{\"op\":\"start\"}"));
+    }
+
+    #[test]
+    fn formats_are_detected_from_the_first_event() {
+        assert_eq!(Format::detect(br#"{"sessionId":"s","update":{}}"#), Format::Acp);
+        assert_eq!(Format::detect(b"not json"), Format::Ops);
+        assert_eq!(Format::parse("acp"), Some(Format::Acp));
+        assert_eq!(Format::parse("xml"), None);
+    }
+}
