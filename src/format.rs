@@ -13,7 +13,27 @@ pub enum Format {
     /// Agent Client Protocol traffic (JSON-RPC lines or bare
     /// `SessionNotification`s).
     Acp,
+    /// uagent `--stream` JSONL (schema v1, and the `uah` superset).
+    Uagent,
 }
+
+/// The event types of uagent `--stream` JSONL, by which it is detected.
+const UAGENT_EVENTS: [&str; 14] = [
+    "run_started",
+    "run_finished",
+    "user_message",
+    "control_input",
+    "turn_started",
+    "model_responded",
+    "tool_called",
+    "tool_started",
+    "tool_finished",
+    "assistant_message",
+    "reasoning",
+    "text_delta",
+    "reasoning_delta",
+    "runner_error",
+];
 
 impl Format {
     /// Parses a format name (`auto`, `ops`, `acp`).
@@ -22,16 +42,18 @@ impl Format {
             "auto" => Format::Auto,
             "ops" => Format::Ops,
             "acp" => Format::Acp,
+            "uagent" => Format::Uagent,
             _ => return None,
         })
     }
 
     /// The names [`parse`](Format::parse) knows.
-    pub const NAMES: &'static str = "auto, ops, acp";
+    pub const NAMES: &'static str = "auto, ops, acp, uagent";
 
     /// The format of an input whose first event is `first`: ops when it has
-    /// an `op`, ACP when it is JSON-RPC or a `SessionNotification`, else ops
-    /// (whose reader then says what is wrong with each line).
+    /// an `op`, ACP when it is JSON-RPC or a `SessionNotification`, uagent
+    /// when its `type` is a uagent event, else ops (whose reader then says
+    /// what is wrong with each line).
     ///
     /// ```
     /// use roundup::Format;
@@ -47,6 +69,8 @@ impl Format {
         } else if object.contains_key("jsonrpc") || (object.contains_key("sessionId") && object.contains_key("update"))
         {
             Format::Acp
+        } else if object.get("type").and_then(Value::as_str).is_some_and(|t| UAGENT_EVENTS.contains(&t)) {
+            Format::Uagent
         } else {
             Format::Ops
         }

@@ -77,6 +77,7 @@ mod sessions;
 mod sink;
 mod stitch;
 mod summary;
+pub mod uagent;
 mod ui;
 mod wire;
 

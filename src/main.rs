@@ -33,6 +33,9 @@ OPTIONS for replay:
                             or bare SessionNotifications; sessionId is the
                             session, session/prompt starts a run, its
                             response finishes it
+                      uagent  uagent --stream JSONL (and the uah superset);
+                            uagent's run statistics are recomputed into
+                            the summary as uagent_stats
                     Raw JSON lines and SSE framing (data: lines, events
                     separated by a blank line) are both accepted.
     --emit WHAT     What to print [default: records]

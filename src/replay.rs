@@ -17,6 +17,7 @@ use crate::format::{frame, Format, Framed};
 use crate::handler::StreamHandler;
 use crate::ops::{BadLine, OpsLine};
 use crate::sessions::Sessions;
+use crate::uagent::UagentTranslator;
 
 /// What a replay writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -137,6 +138,7 @@ enum Decoder {
     Undecided,
     Ops,
     Acp(AcpTranslator),
+    Uagent(UagentTranslator),
 }
 
 impl Decoder {
@@ -145,7 +147,24 @@ impl Decoder {
             Format::Auto => Decoder::Undecided,
             Format::Ops => Decoder::Ops,
             Format::Acp => Decoder::Acp(AcpTranslator::new()),
+            Format::Uagent => Decoder::Uagent(UagentTranslator::new()),
         }
+    }
+}
+
+/// Hands one native event to its protocol adapter, which makes its calls on
+/// the builders of their sessions; the event's own clock reading, if the
+/// protocol has one, moves the replay's clock first.
+fn translate(adapter: &mut Decoder, sessions: &mut Sessions, event: &Value) {
+    match adapter {
+        Decoder::Acp(acp) => acp.translate(event, &mut |session, call| call.apply(sessions.get(session))),
+        Decoder::Uagent(uagent) => {
+            if let Some(at_ms) = UagentTranslator::event_time_ms(event) {
+                sessions.clock.set(at_ms);
+            }
+            uagent.translate(event, &mut |session, call| call.apply(sessions.get(session)))
+        }
+        Decoder::Undecided | Decoder::Ops => {}
     }
 }
 
@@ -214,10 +233,9 @@ impl Replay {
         }
         let error = match &mut self.decoder {
             Decoder::Undecided | Decoder::Ops => self.ops(payload),
-            Decoder::Acp(acp) => match serde_json::from_slice::<Value>(payload) {
-                Ok(message) => {
-                    let sessions = &mut self.sessions;
-                    acp.translate(&message, &mut |session, call| call.apply(sessions.get(session)));
+            adapter => match serde_json::from_slice::<Value>(payload) {
+                Ok(event) => {
+                    translate(adapter, &mut self.sessions, &event);
                     None
                 }
                 Err(error) => {
