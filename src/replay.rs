@@ -138,7 +138,7 @@ enum Decoder {
     Undecided,
     Ops,
     Acp(AcpTranslator),
-    Uagent(UagentTranslator),
+    Uagent(Box<UagentTranslator>),
 }
 
 impl Decoder {
@@ -147,7 +147,7 @@ impl Decoder {
             Format::Auto => Decoder::Undecided,
             Format::Ops => Decoder::Ops,
             Format::Acp => Decoder::Acp(AcpTranslator::new()),
-            Format::Uagent => Decoder::Uagent(UagentTranslator::new()),
+            Format::Uagent => Decoder::Uagent(Box::default()),
         }
     }
 }
