@@ -15,6 +15,8 @@ pub enum Format {
     Acp,
     /// uagent `--stream` JSONL (schema v1, and the `uah` superset).
     Uagent,
+    /// deepwork `Event`s, or deepwork transcripts.
+    Deepwork,
 }
 
 /// The event types of uagent `--stream` JSONL, by which it is detected.
@@ -43,17 +45,19 @@ impl Format {
             "ops" => Format::Ops,
             "acp" => Format::Acp,
             "uagent" => Format::Uagent,
+            "deepwork" => Format::Deepwork,
             _ => return None,
         })
     }
 
     /// The names [`parse`](Format::parse) knows.
-    pub const NAMES: &'static str = "auto, ops, acp, uagent";
+    pub const NAMES: &'static str = "auto, ops, acp, uagent, deepwork";
 
     /// The format of an input whose first event is `first`: ops when it has
     /// an `op`, ACP when it is JSON-RPC or a `SessionNotification`, uagent
-    /// when its `type` is a uagent event, else ops (whose reader then says
-    /// what is wrong with each line).
+    /// when its `type` is a uagent event, deepwork when it has a `kind` (an
+    /// Event) or is a deepwork transcript line, else ops (whose reader then
+    /// says what is wrong with each line).
     ///
     /// ```
     /// use roundup::Format;
@@ -71,6 +75,11 @@ impl Format {
             Format::Acp
         } else if object.get("type").and_then(Value::as_str).is_some_and(|t| UAGENT_EVENTS.contains(&t)) {
             Format::Uagent
+        } else if object.get("kind").is_some_and(Value::is_string)
+            || object.contains_key("workstream")
+            || object.contains_key("deepworkSessionId")
+        {
+            Format::Deepwork
         } else {
             Format::Ops
         }

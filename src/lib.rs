@@ -64,6 +64,7 @@ mod anomaly;
 mod builder;
 mod call;
 mod clock;
+pub mod deepwork;
 mod format;
 mod handler;
 mod machine;

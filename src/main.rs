@@ -36,6 +36,8 @@ OPTIONS for replay:
                       uagent  uagent --stream JSONL (and the uah superset);
                             uagent's run statistics are recomputed into
                             the summary as uagent_stats
+                      deepwork  deepwork Events, or deepwork transcripts
+                            (progress lines carry the Event in workstream)
                     Raw JSON lines and SSE framing (data: lines, events
                     separated by a blank line) are both accepted.
     --emit WHAT     What to print [default: records]
@@ -43,6 +45,9 @@ OPTIONS for replay:
                                then one summary line per run
                       ui       the live UI events (message_start,
                                message_delta, tool_call_start, ...)
+                      deepwork the live UI events as deepwork Events, with
+                               meta.seq, meta.ts, and source = the session
+    --sse           With --emit deepwork: frame each Event as an SSE event
     --progress      Show progress on stderr (default: on when stderr is a
                     terminal and FILE is a file)
     --no-progress   Never show progress
@@ -98,6 +103,7 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
         Some("replay") => {
             let mut replay =
                 ReplayArgs { file: None, from: Format::Auto, emit: Emit::Records, progress: None, quiet: false };
+            let mut sse = false;
             while let Some(arg) = args.next() {
                 let mut value = |name: &str| args.next().cloned().ok_or_else(|| Usage(format!("{name} needs a value")));
                 match arg.as_str() {
@@ -112,15 +118,25 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
                         replay.emit = match value("--emit")?.as_str() {
                             "records" => Emit::Records,
                             "ui" => Emit::Ui,
-                            other => return Err(Usage(format!("unknown --emit {other:?}; known: records, ui"))),
+                            "deepwork" => Emit::Deepwork { sse: false },
+                            other => {
+                                return Err(Usage(format!("unknown --emit {other:?}; known: records, ui, deepwork")))
+                            }
                         }
                     }
+                    "--sse" => sse = true,
                     "--progress" => replay.progress = Some(true),
                     "--no-progress" => replay.progress = Some(false),
                     "-q" | "--quiet" => replay.quiet = true,
                     "-" => set_file(&mut replay, arg)?,
                     flag if flag.starts_with('-') => return Err(Usage(format!("unknown option {flag:?}"))),
                     _ => set_file(&mut replay, arg)?,
+                }
+            }
+            if sse {
+                match replay.emit {
+                    Emit::Deepwork { .. } => replay.emit = Emit::Deepwork { sse: true },
+                    _ => return Err(Usage("--sse goes with --emit deepwork".into())),
                 }
             }
             Ok(Command::Replay(replay))
@@ -202,7 +218,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
         Err(Usage(message)) => {
-            eprintln!("roundup: {message}\n\nUsage: roundup replay [--from auto|ops|acp] [--emit records|ui] [FILE|-]\nMore: roundup --help");
+            eprintln!("roundup: {message}\n\nUsage: roundup replay [--from auto|ops|acp] [--emit records|ui|deepwork [--sse]] [FILE|-]\nMore: roundup --help");
             ExitCode::from(2)
         }
         Ok(Command::Help) => {

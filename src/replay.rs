@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::acp::AcpTranslator;
 use crate::anomaly::AnomalyKind;
+use crate::deepwork::DeepworkTranslator;
 use crate::format::{frame, Format, Framed};
 use crate::handler::StreamHandler;
 use crate::ops::{BadLine, OpsLine};
@@ -28,6 +29,13 @@ pub enum Emit {
     Records,
     /// The live UI events, one JSON object per line.
     Ui,
+    /// The live UI events as deepwork Events (with `meta.seq` and
+    /// `meta.ts`, and `source` naming the session), as JSON lines or, with
+    /// `sse`, as SSE `data:` frames.
+    Deepwork {
+        /// Frame each Event as an SSE event.
+        sse: bool,
+    },
 }
 
 /// Counts of a finished replay.
@@ -139,6 +147,7 @@ enum Decoder {
     Ops,
     Acp(AcpTranslator),
     Uagent(Box<UagentTranslator>),
+    Deepwork(DeepworkTranslator),
 }
 
 impl Decoder {
@@ -148,6 +157,7 @@ impl Decoder {
             Format::Ops => Decoder::Ops,
             Format::Acp => Decoder::Acp(AcpTranslator::new()),
             Format::Uagent => Decoder::Uagent(Box::default()),
+            Format::Deepwork => Decoder::Deepwork(DeepworkTranslator::new()),
         }
     }
 }
@@ -163,6 +173,12 @@ fn translate(adapter: &mut Decoder, sessions: &mut Sessions, event: &Value) {
                 sessions.clock.set(at_ms);
             }
             uagent.translate(event, &mut |session, call| call.apply(sessions.get(session)))
+        }
+        Decoder::Deepwork(deepwork) => {
+            if let Some(at_ms) = DeepworkTranslator::event_time_ms(event) {
+                sessions.clock.set(at_ms);
+            }
+            deepwork.translate(event, &mut |session, call| call.apply(sessions.get(session)))
         }
         Decoder::Undecided | Decoder::Ops => {}
     }

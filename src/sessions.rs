@@ -8,7 +8,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::builder::RoundBuilder;
-use crate::clock::ManualClock;
+use crate::clock::{Clock, ManualClock};
+use crate::deepwork::DeepworkEmitter;
 use crate::handler::FinishReason;
 use crate::replay::Emit;
 use crate::sink::SinkRecord;
@@ -98,6 +99,25 @@ impl Sessions {
                     let mut out = out.lock();
                     wire::write_ui_event(&mut out, session.as_deref(), event);
                     out.push(b'\n');
+                    UiFlow::Continue
+                })
+            }
+            Emit::Deepwork { sse } => {
+                let (session, clock) = (name.map(str::to_owned), self.clock.clone());
+                let emitter = Mutex::new(DeepworkEmitter::new());
+                builder.with_ui(move |event: &UiEvent<'_>| {
+                    let Some(mut event) = emitter.lock().event(event, clock.now_ms()) else {
+                        return UiFlow::Continue;
+                    };
+                    if let Some(session) = &session {
+                        event["source"] = session.as_str().into();
+                    }
+                    let mut out = out.lock();
+                    if sse {
+                        out.extend_from_slice(b"data: ");
+                    }
+                    let _ = serde_json::to_writer(&mut *out, &event);
+                    out.extend_from_slice(if sse { b"\n\n" } else { b"\n" });
                     UiFlow::Continue
                 })
             }
