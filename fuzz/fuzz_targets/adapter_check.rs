@@ -1,10 +1,8 @@
-//! Every protocol adapter (ACP, uagent, deepwork) on arbitrary bytes,
-//! through the whole replay: it never panics, every output line is JSON,
-//! every tool call has exactly one result, UI events are well formed. The
-//! first byte picks the adapter, so one corpus serves all three.
-#![no_main]
+//! What the adapter fuzz targets check: a protocol adapter on arbitrary
+//! bytes, through the whole replay, never panics, every output line is
+//! JSON, every tool call has exactly one result, UI events are well formed.
+//! Included by path by `acp.rs`, `uagent.rs` and `deepwork.rs`.
 
-use libfuzzer_sys::fuzz_target;
 use roundup::{Emit, Format};
 use serde_json::Value;
 
@@ -23,9 +21,7 @@ fn replay(input: &[u8], from: Format, emit: Emit) -> Vec<Value> {
         .collect()
 }
 
-fuzz_target!(|data: &[u8]| {
-    let Some((&selector, input)) = data.split_first() else { return };
-    let from = [Format::Acp, Format::Uagent, Format::Deepwork, Format::Auto][usize::from(selector % 4)];
+pub fn check(input: &[u8], from: Format) {
     let lines = replay(input, from, Emit::Records);
     invariants::check_rounds(&lines).unwrap();
     let events = replay(input, from, Emit::Ui);
@@ -38,4 +34,4 @@ fuzz_target!(|data: &[u8]| {
     }
     let deepwork = replay(input, from, Emit::Deepwork { sse: true });
     assert!(deepwork.iter().all(|e| e["meta"]["seq"].is_u64()));
-});
+}
