@@ -27,6 +27,7 @@ use serde_json::Value;
 
 use crate::anomaly::AnomalyKind;
 use crate::call::Call;
+use crate::format::at_path;
 use crate::handler::{FinishReason, ToolCallStatus};
 use crate::round::Meta;
 
@@ -190,7 +191,7 @@ impl AcpTranslator {
         let update = params.get("update").unwrap_or(&Value::Null);
         // Subagent traffic goes to a session of its own, so that it does not
         // supersede the parent's Task call.
-        let parent = update.pointer("/_meta/claudeCode/parentToolUseId").and_then(Value::as_str);
+        let parent = at_path(update, &["_meta", "claudeCode", "parentToolUseId"]).and_then(Value::as_str);
         let session = match parent {
             Some(parent) => format!("{session}/{parent}"),
             None => session.to_owned(),
@@ -329,10 +330,10 @@ impl AcpTranslator {
         if let Some(raw_output) = update.get("rawOutput") {
             state.raw_output = Some(raw_output.clone());
         }
-        if let Some(data) = update.pointer("/_meta/terminal_output_delta/data").and_then(Value::as_str) {
+        if let Some(data) = at_path(update, &["_meta", "terminal_output_delta", "data"]).and_then(Value::as_str) {
             state.terminal.push_str(data);
         }
-        if let Some(data) = update.pointer("/_meta/terminal_output/data").and_then(Value::as_str) {
+        if let Some(data) = at_path(update, &["_meta", "terminal_output", "data"]).and_then(Value::as_str) {
             state.terminal.clear();
             state.terminal.push_str(data);
         }
@@ -386,7 +387,9 @@ fn render(content: &Value, terminal: &str) -> Option<String> {
             Some("diff") => {
                 // JetBrains Air attaches the real patch when old and new
                 // text are not given.
-                if let Some(patch) = block.pointer("/_meta/jetbrains/air/diffPatch/text").and_then(Value::as_str) {
+                if let Some(patch) =
+                    at_path(block, &["_meta", "jetbrains", "air", "diffPatch", "text"]).and_then(Value::as_str)
+                {
                     parts.push(patch.to_owned());
                     continue;
                 }

@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use crate::acp::Emit;
 use crate::anomaly::AnomalyKind;
 use crate::call::Call;
+use crate::format::at_path;
 use crate::handler::{FinishReason, ToolCallStatus};
 use crate::round::Meta;
 use crate::uagent::parse_rfc3339;
@@ -43,7 +44,7 @@ impl DeepworkTranslator {
     /// The clock reading of a line: a transcript's `timestamp`, else the
     /// Event's `meta.ts` (unix milliseconds or RFC 3339).
     pub fn event_time_ms(line: &Value) -> Option<u64> {
-        let stamp = line.get("timestamp").or_else(|| line.pointer("/meta/ts"))?;
+        let stamp = line.get("timestamp").or_else(|| at_path(line, &["meta", "ts"]))?;
         match stamp {
             Value::Number(n) => n.as_u64(),
             Value::String(s) => u64::try_from(parse_rfc3339(s)? / 1_000_000).ok(),
@@ -66,7 +67,7 @@ impl DeepworkTranslator {
             },
             Some("user") => {
                 emit(transcript_session, Call::Start);
-                let text = line.pointer("/message/content").cloned().unwrap_or(Value::Null);
+                let text = at_path(line, &["message", "content"]).cloned().unwrap_or(Value::Null);
                 let meta = one("deepwork_user_message", text);
                 emit(transcript_session, Call::RunMeta { meta: &meta });
             }
@@ -79,7 +80,7 @@ impl DeepworkTranslator {
         let session = event.get("source").and_then(Value::as_str).or(transcript_session);
         let kind = event.get("kind").and_then(Value::as_str).unwrap_or_default();
         let text = |field: &str| event.get(field).and_then(Value::as_str).unwrap_or_default();
-        let tool = |field: &str| event.pointer(&format!("/tool/{field}"));
+        let tool = |field: &str| at_path(event, &["tool", field]);
         match kind {
             "text" => emit(session, Call::Message { text: text("content") }),
             "thinking" => emit(session, Call::Thought { text: text("content") }),
@@ -148,7 +149,7 @@ fn tool_meta(event: &Value, session: Option<&str>, id: &str, emit: &mut Emit<'_>
     if let Some(value) = event.get("meta") {
         meta.insert("deepwork_meta".to_owned(), value.clone());
     }
-    if let Some(value) = event.pointer("/tool/duration_ms") {
+    if let Some(value) = at_path(event, &["tool", "duration_ms"]) {
         meta.insert("duration_ms".to_owned(), value.clone());
     }
     if !meta.is_empty() {

@@ -1,0 +1,131 @@
+//! Every protocol adapter end to end on a generated trace of its own
+//! format (the same rounds as `benches/replay.rs`, translated), side by side
+//! with the floor on the same lines: serde_json parsing them into
+//! `IgnoredAny`.
+//!
+//! `cargo bench --bench adapters` (`ROUNDUP_BENCH_MB` changes the size).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, Instant};
+
+use common::{ms, trace};
+use roundup::{Emit, Format};
+use serde::de::IgnoredAny;
+use serde_json::{json, Value};
+
+/// One ops line as the native events of `format` (none when the format has
+/// no such event: uagent streams no argument deltas).
+fn translate(format: Format, op: &Value, n: usize) -> Vec<Value> {
+    let s = |k: &str| op[k].as_str().unwrap_or_default().to_owned();
+    let session = s("session");
+    let at = op["at_ms"].as_u64().unwrap_or(0);
+    let stamp = format!("2026-01-01T00:{:02}:{:02}.{:03}Z", at / 60_000 % 60, at / 1000 % 60, at % 1000);
+    let acp = |update: Value| json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}});
+    match (format, op["op"].as_str().unwrap_or_default()) {
+        (Format::Acp, "message") => {
+            vec![acp(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": s("text")}}))]
+        }
+        (Format::Acp, "thought") => {
+            vec![acp(json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": s("text")}}))]
+        }
+        (Format::Acp, "tool_call") => vec![acp(
+            json!({"sessionUpdate": "tool_call", "toolCallId": s("id"), "title": s("title"), "kind": "execute", "status": "pending"}),
+        )],
+        (Format::Acp, "tool_update") if s("status") == "completed" => vec![acp(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": s("id"), "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": s("content")}}]}),
+        )],
+        (Format::Acp, "tool_update") => vec![acp(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": s("id"), "_meta": {"terminal_output_delta": {"data": s("content")}}}),
+        )],
+        (Format::Acp, "args_snapshot") => vec![acp(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": s("id"), "rawInput": {"command": s("args")}}),
+        )],
+        (Format::Acp, "token_usage") => {
+            vec![acp(json!({"sessionUpdate": "usage_update", "used": op["total"], "size": 200000}))]
+        }
+        (Format::Uagent, "message") => vec![json!({"type": "text_delta", "text": s("text"), "at": stamp, "v": 1})],
+        (Format::Uagent, "thought") => vec![json!({"type": "reasoning_delta", "text": s("text"), "at": stamp, "v": 1})],
+        (Format::Uagent, "tool_call") => vec![
+            json!({"type": "tool_called", "call_id": s("id"), "name": s("title"), "arguments": "{}", "at": stamp, "v": 1}),
+            json!({"type": "tool_started", "call_id": s("id"), "op_id": format!("op{n}"), "at": stamp, "v": 1}),
+        ],
+        (Format::Uagent, "tool_update") if s("status") == "completed" => vec![
+            json!({"type": "tool_finished", "call_id": s("id"), "ok": true, "detail": s("content"), "duration_ms": 5, "at": stamp, "v": 1}),
+        ],
+        (Format::Uagent, "token_usage") => vec![
+            json!({"type": "model_responded", "stop": "complete", "usage": {"input": op["total"], "output": 5}, "at": stamp, "v": 1}),
+        ],
+        (Format::Deepwork, "message") => vec![json!({"kind": "text", "content": s("text"), "source": session})],
+        (Format::Deepwork, "thought") => vec![json!({"kind": "thinking", "content": s("text"), "source": session})],
+        (Format::Deepwork, "tool_call") => vec![
+            json!({"kind": "tool_start", "tool": {"id": s("id"), "name": s("title"), "input": {}}, "source": session}),
+        ],
+        (Format::Deepwork, "args_snapshot") => vec![
+            json!({"kind": "tool_start", "tool": {"id": s("id"), "name": "bash", "input": {"command": s("args")}}, "source": session}),
+        ],
+        (Format::Deepwork, "tool_update") if s("status") == "completed" => vec![
+            json!({"kind": "tool_result", "tool": {"id": s("id"), "name": "bash", "output": s("content"), "duration_ms": 5}, "meta": {"step_number": n}, "source": session}),
+        ],
+        (Format::Deepwork, "token_usage") => {
+            vec![json!({"kind": "usage", "usage": {"input_tokens": op["total"]}, "source": session})]
+        }
+        _ => vec![],
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mb: usize = std::env::var("ROUNDUP_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let ops = trace(mb * 1_000_000, 4);
+    const ROUNDS: usize = 7;
+    println!("adapters: a {mb} MB ops trace translated to each format; median of {ROUNDS} paired rounds");
+    for (name, format) in [("acp", Format::Acp), ("uagent", Format::Uagent), ("deepwork", Format::Deepwork)] {
+        let mut input = String::new();
+        for (n, line) in ops.lines().enumerate() {
+            let op: Value = serde_json::from_str(line).unwrap();
+            for event in translate(format, &op, n) {
+                input.push_str(&event.to_string());
+                input.push('\n');
+            }
+        }
+        let lines = input.lines().count() as f64;
+        let floor = || {
+            let mut reader = BufReader::with_capacity(1 << 16, input.as_bytes());
+            let mut line = Vec::new();
+            while reader.read_until(b'\n', &mut line).unwrap() > 0 {
+                let _: IgnoredAny = serde_json::from_slice(&line).unwrap();
+                line.clear();
+            }
+        };
+        let replay = || {
+            let stats = roundup::replay(input.as_bytes(), std::io::sink(), format, Emit::Records, &mut ()).unwrap();
+            assert_eq!(stats.bad_lines, 0);
+        };
+        let time = |f: &dyn Fn()| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        };
+        time(&floor);
+        time(&replay);
+        let pairs: Vec<(Duration, Duration)> = (0..ROUNDS).map(|_| (time(&floor), time(&replay))).collect();
+        let ratio = median(pairs.iter().map(|(f, r)| r.as_secs_f64() / f.as_secs_f64()).collect());
+        let replay_time = median(pairs.iter().map(|p| p.1.as_secs_f64()).collect());
+        let floor_time = median(pairs.iter().map(|p| p.0.as_secs_f64()).collect());
+        println!(
+            "{name:<9} {:>6.1} MB {:>9.0} lines   floor {:>8.1} ms   replay {:>8.1} ms  {:>7.1} MB/s {:>10.0} lines/s   {ratio:.2}x floor",
+            input.len() as f64 / 1e6,
+            lines,
+            ms(Duration::from_secs_f64(floor_time)),
+            ms(Duration::from_secs_f64(replay_time)),
+            input.len() as f64 / 1e6 / replay_time,
+            lines / replay_time,
+        );
+    }
+}
