@@ -20,7 +20,7 @@ use crate::open_round::{OpenCall, OpenRound};
 use crate::output::Outputs;
 use crate::round::{ClosedBy, Meta, PlaceholderReason, Round, TerminalStatus, ToolCall, ToolResult};
 use crate::stitch::{MetaPatch, Stitch};
-use crate::summary::{Summary, SUMMARY_FIELDS};
+use crate::summary::Summary;
 use crate::ui::UiEvent;
 
 /// Options of a [`RoundMachine`].
@@ -365,7 +365,7 @@ impl RoundMachine {
     /// summary field would corrupt the summary line, and is refused.
     fn run_meta(&mut self, meta: &Meta, out: &mut Outputs) {
         for (key, value) in meta {
-            if SUMMARY_FIELDS.contains(&key.as_str()) {
+            if Summary::FIELDS.contains(&key.as_str()) {
                 let detail = format!("key `{key}` names a summary field; value: {value}");
                 self.anomaly(out, AnomalyKind::BadMeta, None, None, detail, None);
             } else {

@@ -40,8 +40,13 @@ pub struct Summary {
     pub meta: Meta,
 }
 
-/// The field names of a summary line, which `run_meta` may not overwrite.
-pub(crate) const SUMMARY_FIELDS: [&str; 12] = [
+impl Summary {
+    /// The field names of a summary line (with its `type`), which
+    /// `run_meta` may not overwrite.
+    pub const FIELDS: [&'static str; 12] = SUMMARY_FIELDS;
+}
+
+const SUMMARY_FIELDS: [&str; 12] = [
     "type",
     "session",
     "run",

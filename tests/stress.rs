@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread;
 
-use common::capture::{record_json, with_watchdog};
+use common::capture::{record_json, summary_json, with_watchdog};
 use common::invariants::{check_rounds, check_ui};
 use roundup::{FinishReason, RoundBuilder, SinkRecord, StreamHandler, ToolCallStatus, UiEvent, UiFlow};
 use serde_json::Value;
@@ -79,11 +79,7 @@ fn check(hostile: &Hostile, workers: usize, iterations: usize) {
     let log = hostile.log.lock().unwrap().clone();
     let (ui, mut records): (Vec<Value>, Vec<Value>) = log.into_iter().partition(|v| v.get("event").is_some());
     check_ui(&ui).unwrap();
-    for summary in hostile.builder.summaries() {
-        let mut v = serde_json::to_value(summary).unwrap();
-        v["type"] = "summary".into();
-        records.push(v);
-    }
+    records.extend(hostile.builder.summaries().iter().map(summary_json));
     check_rounds(&records).unwrap();
     // Every fragment is in exactly one round.
     let text: String =

@@ -25,13 +25,7 @@ pub fn check(input: &[u8], from: Format) {
     let lines = replay(input, from, Emit::Records);
     invariants::check_rounds(&lines).unwrap();
     let events = replay(input, from, Emit::Ui);
-    let mut sessions: Vec<Option<&str>> = events.iter().map(|e| e["session"].as_str()).collect();
-    sessions.sort();
-    sessions.dedup();
-    for session in sessions {
-        let mine: Vec<Value> = events.iter().filter(|e| e["session"].as_str() == session).cloned().collect();
-        invariants::check_ui(&mine).unwrap();
-    }
+    invariants::check_ui_per_session(&events).unwrap();
     let deepwork = replay(input, from, Emit::Deepwork { sse: true });
     assert!(deepwork.iter().all(|e| e["meta"]["seq"].is_u64()));
 }

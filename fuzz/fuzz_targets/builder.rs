@@ -79,11 +79,7 @@ fuzz_target!(|steps: Vec<Step>| {
 
     let (ui, mut records): (Vec<Value>, Vec<Value>) = delivered.into_iter().partition(|v| v.get("event").is_some());
     invariants::check_ui(&ui).unwrap();
-    records.extend(builder.summaries().iter().map(|s| {
-        let mut v = serde_json::to_value(s).unwrap();
-        v["type"] = "summary".into();
-        v
-    }));
+    records.extend(builder.summaries().iter().map(capture::summary_json));
     invariants::check_rounds(&records).unwrap();
     let fed: Vec<invariants::Fed> = steps.iter().filter_map(|s| invariants::Fed::of(None, &s.call())).collect();
     invariants::check_nothing_lost(&fed, &records).unwrap();

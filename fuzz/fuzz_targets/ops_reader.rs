@@ -30,11 +30,5 @@ fuzz_target!(|input: &[u8]| {
     invariants::check_nothing_lost(&invariants::Fed::from_jsonl(input), &lines).unwrap();
 
     let (events, _) = replay(input, roundup::Emit::Ui);
-    let mut sessions: Vec<Option<&str>> = events.iter().map(|e| e["session"].as_str()).collect();
-    sessions.sort();
-    sessions.dedup();
-    for session in sessions {
-        let mine: Vec<Value> = events.iter().filter(|e| e["session"].as_str() == session).cloned().collect();
-        invariants::check_ui(&mine).unwrap();
-    }
+    invariants::check_ui_per_session(&events).unwrap();
 });

@@ -17,6 +17,13 @@ pub fn record_json(record: SinkRecord<'_>) -> Value {
     serde_json::from_slice(&line).expect("an output line is JSON")
 }
 
+/// A summary as its output line.
+pub fn summary_json(summary: &roundup::Summary) -> Value {
+    let mut line = Vec::new();
+    roundup::write_summary(&mut line, summary);
+    serde_json::from_slice(&line).expect("a summary line is JSON")
+}
+
 /// A machine output as JSON: its output line, or its UI event.
 pub fn output_json(output: Output<'_>) -> Value {
     match output {

@@ -77,6 +77,19 @@ pub fn check_ui(events: &[Value]) -> Result<(), String> {
     Ok(())
 }
 
+/// [`check_ui`] for each session's events of a mixed stream (the
+/// `session` field of `--emit ui` lines).
+pub fn check_ui_per_session(events: &[Value]) -> Result<(), String> {
+    let mut sessions: Vec<Option<&str>> = events.iter().map(|e| e["session"].as_str()).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    for session in sessions {
+        let mine: Vec<Value> = events.iter().filter(|e| e["session"].as_str() == session).cloned().collect();
+        check_ui(&mine).map_err(|e| format!("session {session:?}: {e}"))?;
+    }
+    Ok(())
+}
+
 /// Every tool call of every round has exactly one result (ids unique in a
 /// round, a placeholder reason that matches what closed the round), and the
 /// summaries count the same tool calls.

@@ -237,22 +237,8 @@ impl Session {
                 }
             }
             Call::RunMeta { meta } => {
-                let reserved = [
-                    "type",
-                    "session",
-                    "run",
-                    "rounds",
-                    "tool_calls",
-                    "failed_tool_calls",
-                    "placeholders",
-                    "stitches",
-                    "anomalies",
-                    "message_bytes",
-                    "thought_bytes",
-                    "last_token_usage",
-                ];
                 for (key, value) in meta {
-                    if reserved.contains(&key.as_str()) {
+                    if Summary::FIELDS.contains(&key.as_str()) {
                         let detail = format!("key `{key}` names a summary field; value: {value}");
                         self.anomaly(out, AnomalyKind::BadMeta, None, None, &detail, None);
                     } else {
