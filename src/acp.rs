@@ -319,7 +319,7 @@ impl AcpTranslator {
         if let Some(content) = update.get("content") {
             // Kimi CLI sends the arguments of a pending call without rawInput
             // as its content: a snapshot, not output.
-            let arguments = !state.has_raw_input && matches!(status, Some("pending") | None) && !state.done;
+            let arguments = !state.has_raw_input && matches!(status, Some("pending") | None);
             match render(content, "") {
                 Some(text) if arguments && !text.is_empty() && only_text(content) => {
                     emit(Some(session), Call::ArgsSnapshot { id, args: &text });
