@@ -25,9 +25,10 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+pub use crate::adapter::Emit;
+use crate::adapter::{at_path, one, pick, report};
 use crate::anomaly::AnomalyKind;
 use crate::call::Call;
-use crate::format::at_path;
 use crate::handler::{FinishReason, ToolCallStatus};
 use crate::round::Meta;
 
@@ -68,10 +69,6 @@ pub struct AcpTranslator {
     sessions: HashMap<String, SessionState>,
     tools: HashMap<(String, String), ToolState>,
 }
-
-/// Receives the calls a translation makes, each with the session it belongs
-/// to (`None` for a message that names none).
-pub type Emit<'e> = dyn FnMut(Option<&str>, Call<'_>) + 'e;
 
 impl AcpTranslator {
     /// A translator with no state.
@@ -291,12 +288,7 @@ impl AcpTranslator {
             emit(Some(session), Call::ToolCall { id, title });
         }
         // What has no call of its own is kept with the tool call.
-        let mut meta = Meta::new();
-        for field in ["kind", "locations", "rawOutput", "_meta"] {
-            if let Some(value) = update.get(field) {
-                meta.insert(field.to_owned(), value.clone());
-            }
-        }
+        let mut meta = pick(update, &["kind", "locations", "rawOutput", "_meta"]);
         if state.done {
             // After the result: refinements (a diff, locations) only.
             if let Some(content) = update.get("content") {
@@ -424,15 +416,4 @@ fn only_text(content: &Value) -> bool {
 /// The text of a text content block (`{"type":"text","text":...}`).
 fn text_of(block: &Value) -> Option<&str> {
     (block.get("type").and_then(Value::as_str) == Some("text")).then(|| block.get("text").and_then(Value::as_str))?
-}
-
-fn one(key: &str, value: Value) -> Meta {
-    let mut meta = Meta::new();
-    meta.insert(key.to_owned(), value);
-    meta
-}
-
-/// Reports what the adapter cannot translate, keeping what it saw.
-fn report(emit: &mut Emit<'_>, session: Option<&str>, kind: AnomalyKind, detail: String) {
-    emit(session, Call::Anomaly { kind, id: None, detail: &detail });
 }

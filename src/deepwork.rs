@@ -19,10 +19,10 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use crate::acp::Emit;
+pub use crate::adapter::Emit;
+use crate::adapter::{at_path, one, report};
 use crate::anomaly::AnomalyKind;
 use crate::call::Call;
-use crate::format::at_path;
 use crate::handler::{FinishReason, ToolCallStatus};
 use crate::round::Meta;
 use crate::uagent::parse_rfc3339;
@@ -63,7 +63,12 @@ impl DeepworkTranslator {
         match line.get("type").and_then(Value::as_str) {
             Some("progress") => match line.get("workstream") {
                 Some(event) => self.event(event, transcript_session, emit),
-                None => report(emit, transcript_session, format!("deepwork: progress line without workstream: {line}")),
+                None => report(
+                    emit,
+                    transcript_session,
+                    AnomalyKind::UnknownEvent,
+                    format!("deepwork: progress line without workstream: {line}"),
+                ),
             },
             Some("user") => {
                 emit(transcript_session, Call::Start);
@@ -71,7 +76,12 @@ impl DeepworkTranslator {
                 let meta = one("deepwork_user_message", text);
                 emit(transcript_session, Call::RunMeta { meta: &meta });
             }
-            _ => report(emit, transcript_session, format!("deepwork: line of unknown type: {line}")),
+            _ => report(
+                emit,
+                transcript_session,
+                AnomalyKind::UnknownEvent,
+                format!("deepwork: line of unknown type: {line}"),
+            ),
         }
     }
 
@@ -113,7 +123,12 @@ impl DeepworkTranslator {
             }
             "usage" => match usage_total(event) {
                 Some(total) => emit(session, Call::TokenUsage { total }),
-                None => report(emit, session, format!("deepwork: usage without a token count: {event}")),
+                None => report(
+                    emit,
+                    session,
+                    AnomalyKind::UnknownEvent,
+                    format!("deepwork: usage without a token count: {event}"),
+                ),
             },
             "done" => {
                 if let Some(meta) = event.get("meta") {
@@ -137,8 +152,10 @@ impl DeepworkTranslator {
                 let meta = one("deepwork_statuses", Value::Object(statuses.clone()));
                 emit(session, Call::RunMeta { meta: &meta });
             }
-            "raw" => report(emit, session, format!("deepwork: raw event: {event}")),
-            other => report(emit, session, format!("deepwork: event kind `{other}`: {event}")),
+            "raw" => report(emit, session, AnomalyKind::UnknownEvent, format!("deepwork: raw event: {event}")),
+            other => {
+                report(emit, session, AnomalyKind::UnknownEvent, format!("deepwork: event kind `{other}`: {event}"))
+            }
         }
     }
 }
@@ -168,16 +185,6 @@ fn usage_total(event: &Value) -> Option<u64> {
         .filter_map(|name| field(name))
         .reduce(|a, b| a + b);
     input.or_else(|| field("total_tokens"))
-}
-
-fn one(key: &str, value: Value) -> Meta {
-    let mut meta = Meta::new();
-    meta.insert(key.to_owned(), value);
-    meta
-}
-
-fn report(emit: &mut Emit<'_>, session: Option<&str>, detail: String) {
-    emit(session, Call::Anomaly { kind: AnomalyKind::UnknownEvent, id: None, detail: &detail });
 }
 
 /// Turns live UI events into deepwork Events, the form deepwork clients

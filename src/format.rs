@@ -86,12 +86,6 @@ impl Format {
     }
 }
 
-/// The value at a path of object keys. `Value::pointer` would do, but it
-/// allocates for every key it unescapes, on every event.
-pub(crate) fn at_path<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v Value> {
-    keys.iter().try_fold(value, |value, key| value.get(key))
-}
-
 /// One physical line, as SSE framing sees it.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Framed<'a> {

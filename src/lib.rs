@@ -60,6 +60,7 @@
 #![warn(missing_docs)]
 
 pub mod acp;
+mod adapter;
 mod anomaly;
 mod builder;
 mod call;

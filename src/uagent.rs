@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
-use crate::acp::Emit;
+pub use crate::adapter::Emit;
+use crate::adapter::{one, pick};
 use crate::anomaly::AnomalyKind;
 use crate::call::Call;
 use crate::handler::{FinishReason, ToolCallStatus};
@@ -182,8 +183,7 @@ impl UagentTranslator {
             self.session = event.get("session_id").and_then(Value::as_str).map(str::to_owned);
             *self = UagentTranslator { session: self.session.take(), ..UagentTranslator::default() };
             emit(self.session.as_deref(), Call::Start);
-            let fields = ["model", "provider", "effort", "run_id", "workspace"];
-            let run: Meta = fields.iter().filter_map(|f| Some(((*f).to_owned(), event.get(*f)?.clone()))).collect();
+            let run = pick(event, &["model", "provider", "effort", "run_id", "workspace"]);
             let meta = one("uagent_run", Value::Object(run));
             emit(self.session.as_deref(), Call::RunMeta { meta: &meta });
         }
@@ -327,16 +327,6 @@ impl UagentTranslator {
             }
         }
     }
-}
-
-fn pick(event: &Value, fields: &[&str]) -> Meta {
-    fields.iter().filter_map(|f| Some(((*f).to_owned(), event.get(*f)?.clone()))).collect()
-}
-
-fn one(key: &str, value: Value) -> Meta {
-    let mut meta = Meta::new();
-    meta.insert(key.to_owned(), value);
-    meta
 }
 
 /// Parses an RFC 3339 timestamp (`2026-09-23T12:32:07.496787Z`, or with a
