@@ -7,23 +7,17 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::capture::{clean_replay, of_type};
 use common::invariants::{check_rounds, check_ui};
 use roundup::{Emit, Format};
 use serde_json::{json, Value};
 
 fn replay(input: &[u8], emit: Emit) -> Vec<Value> {
-    let mut out = Vec::new();
-    let stats = roundup::replay(input, &mut out, Format::Acp, emit, &mut ()).unwrap();
-    assert_eq!(stats.bad_lines, 0);
-    String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    clean_replay(input, Format::Acp, emit)
 }
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/acp").join(name)).unwrap()
-}
-
-fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == kind).collect()
 }
 
 /// The records of a fixture, checked for the invariants and for having no

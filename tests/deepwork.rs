@@ -3,24 +3,13 @@
 
 mod common;
 
+use common::capture::{clean_replay, of_type, replay_raw};
 use common::invariants::{check_rounds, check_ui};
 use roundup::{Emit, Format};
 use serde_json::{json, Value};
 
-fn replay(input: &[u8], from: Format, emit: Emit) -> Vec<u8> {
-    let mut out = Vec::new();
-    let stats = roundup::replay(input, &mut out, from, emit, &mut ()).unwrap();
-    assert_eq!(stats.bad_lines, 0);
-    out
-}
-
 fn records(input: &[u8], from: Format) -> Vec<Value> {
-    let out = replay(input, from, Emit::Records);
-    String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == kind).collect()
+    clean_replay(input, from, Emit::Records)
 }
 
 fn transcript() -> Vec<u8> {
@@ -31,9 +20,7 @@ fn transcript() -> Vec<u8> {
 fn the_transcript_gives_its_rounds() {
     let lines = records(&transcript(), Format::Deepwork);
     check_rounds(&lines).unwrap();
-    let ui = replay(&transcript(), Format::Deepwork, Emit::Ui);
-    let ui: Vec<Value> = String::from_utf8(ui).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    check_ui(&ui).unwrap();
+    check_ui(&clean_replay(&transcript(), Format::Deepwork, Emit::Ui)).unwrap();
     assert!(of_type(&lines, "anomaly").is_empty());
     let rounds = of_type(&lines, "round");
     assert_eq!(rounds.len(), 4);
@@ -112,7 +99,8 @@ fn emitted_deepwork_events_read_back_to_the_same_rounds() {
             .collect()
     };
     for sse in [false, true] {
-        let emitted = replay(&transcript(), Format::Deepwork, Emit::Deepwork { sse });
+        let (emitted, stats) = replay_raw(&transcript(), Format::Deepwork, Emit::Deepwork { sse });
+        assert_eq!(stats.bad_lines, 0);
         let text = String::from_utf8(emitted.clone()).unwrap();
         assert!(text.lines().filter(|l| !l.is_empty()).all(|l| l.starts_with("data: ") == sse));
         let first: Value = serde_json::from_str(text.lines().next().unwrap().trim_start_matches("data: ")).unwrap();

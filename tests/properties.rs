@@ -5,12 +5,12 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::capture::{output_json, summary_json, Log};
+use common::capture::{output_json, parse_output, replay_lines, summary_json, Log};
 use common::generate::{jsonl, session_steps, steps, Op, Step};
 use common::invariants::{check_nothing_lost, check_rounds, check_ui, check_ui_per_session, Fed};
 use common::reference::Reference;
 use proptest::prelude::*;
-use roundup::{Emit, FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine};
+use roundup::{Emit, FinishReason, Format, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine};
 use serde_json::Value;
 
 /// Cases per property; `PROPTEST_CASES` overrides it.
@@ -19,14 +19,8 @@ fn config(cases: u32) -> ProptestConfig {
     ProptestConfig { cases, ..ProptestConfig::default() }
 }
 
-fn parse_lines(bytes: &[u8]) -> Vec<Value> {
-    std::str::from_utf8(bytes).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 fn replay(steps: &[Step], emit: Emit) -> Vec<Value> {
-    let mut out = Vec::new();
-    roundup::replay_ops(jsonl(steps).as_bytes(), &mut out, emit, &mut ()).unwrap();
-    parse_lines(&out)
+    replay_lines(jsonl(steps).as_bytes(), Format::Ops, emit).0
 }
 
 fn reference(steps: &[Step]) -> Vec<Value> {
@@ -172,7 +166,7 @@ proptest! {
         let recorded = recorder.finish_writing().unwrap();
         let mut replayed = Vec::new();
         roundup::replay_ops(&recorded[..], &mut replayed, Emit::Records, &mut ()).unwrap();
-        prop_assert_eq!(parse_lines(&replayed), live);
+        prop_assert_eq!(parse_output(&replayed), live);
     }
 
     /// UI events are well formed for every session of any input.

@@ -3,19 +3,13 @@
 
 mod common;
 
+use common::capture::{clean_replay, of_type};
 use common::invariants::{check_rounds, check_ui};
 use roundup::{Emit, Format};
 use serde_json::{json, Value};
 
 fn replay(input: &[u8], emit: Emit) -> Vec<Value> {
-    let mut out = Vec::new();
-    let stats = roundup::replay(input, &mut out, Format::Uagent, emit, &mut ()).unwrap();
-    assert_eq!(stats.bad_lines, 0);
-    String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == kind).collect()
+    clean_replay(input, Format::Uagent, emit)
 }
 
 fn fixture() -> Vec<u8> {

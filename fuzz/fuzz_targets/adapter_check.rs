@@ -10,15 +10,12 @@ use serde_json::Value;
 #[path = "../../tests/common/invariants.rs"]
 mod invariants;
 
+#[allow(dead_code)]
+#[path = "../../tests/common/capture.rs"]
+mod capture;
+
 fn replay(input: &[u8], from: Format, emit: Emit) -> Vec<Value> {
-    let mut out = Vec::new();
-    roundup::replay(input, &mut out, from, emit, &mut ()).expect("in-memory replay cannot fail");
-    let text = std::str::from_utf8(&out).expect("output is UTF-8");
-    // SSE frames (--emit deepwork --sse): `data: ` lines, blank separators.
-    text.lines()
-        .filter(|l| !l.is_empty())
-        .map(|l| serde_json::from_str(l.strip_prefix("data: ").unwrap_or(l)).expect("output line is JSON"))
-        .collect()
+    capture::replay_lines(input, from, emit).0
 }
 
 pub fn check(input: &[u8], from: Format) {

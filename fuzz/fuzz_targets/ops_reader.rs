@@ -11,13 +11,14 @@ use serde_json::Value;
 #[path = "../../tests/common/invariants.rs"]
 mod invariants;
 
+#[allow(dead_code)]
+#[path = "../../tests/common/capture.rs"]
+mod capture;
+
 fn replay(input: &[u8], emit: roundup::Emit) -> (Vec<Value>, roundup::ReplayStats) {
-    let mut out = Vec::new();
-    let stats = roundup::replay_ops(input, &mut out, emit, &mut ()).expect("in-memory replay cannot fail");
-    let text = std::str::from_utf8(&out).expect("output is UTF-8");
-    assert!(text.is_empty() || text.ends_with('\n'));
-    let lines = text.lines().map(|l| serde_json::from_str(l).expect("output line is JSON")).collect();
-    (lines, stats)
+    let (out, stats) = capture::replay_raw(input, roundup::Format::Ops, emit);
+    assert!(out.is_empty() || out.ends_with(b"\n"), "output ends with a newline");
+    (capture::parse_output(&out), stats)
 }
 
 fuzz_target!(|input: &[u8]| {
