@@ -116,7 +116,7 @@ impl Sessions {
                     if sse {
                         out.extend_from_slice(b"data: ");
                     }
-                    let _ = serde_json::to_writer(&mut *out, &event);
+                    wire::write_json(&mut out, &event);
                     out.extend_from_slice(if sse { b"\n\n" } else { b"\n" });
                     UiFlow::Continue
                 })

@@ -80,7 +80,7 @@ pub fn write_ui_event(out: &mut Vec<u8>, session: Option<&str>, event: &UiEvent<
     write_json(out, &Line { event, session });
 }
 
-fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
+pub(crate) fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
     // Serialising these types into memory cannot fail: they hold strings,
     // integers and enums only, and writing to a Vec never errors. Should it
     // ever fail, the partial line is removed rather than left corrupt.
