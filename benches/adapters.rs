@@ -11,64 +11,63 @@ use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
 use common::{ms, trace};
-use roundup::{Emit, Format};
 use serde::de::IgnoredAny;
 use serde_json::{json, Value};
 
 /// One ops line as the native events of `format` (none when the format has
 /// no such event: uagent streams no argument deltas).
-fn translate(format: Format, op: &Value, n: usize) -> Vec<Value> {
+fn translate(format: &str, op: &Value, n: usize) -> Vec<Value> {
     let s = |k: &str| op[k].as_str().unwrap_or_default().to_owned();
     let session = s("session");
     let at = op["at_ms"].as_u64().unwrap_or(0);
     let stamp = format!("2026-01-01T00:{:02}:{:02}.{:03}Z", at / 60_000 % 60, at / 1000 % 60, at % 1000);
     let acp = |update: Value| json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}});
     match (format, op["op"].as_str().unwrap_or_default()) {
-        (Format::Acp, "message") => {
+        ("acp", "message") => {
             vec![acp(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": s("text")}}))]
         }
-        (Format::Acp, "thought") => {
+        ("acp", "thought") => {
             vec![acp(json!({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": s("text")}}))]
         }
-        (Format::Acp, "tool_call") => vec![acp(
+        ("acp", "tool_call") => vec![acp(
             json!({"sessionUpdate": "tool_call", "toolCallId": s("id"), "title": s("title"), "kind": "execute", "status": "pending"}),
         )],
-        (Format::Acp, "tool_update") if s("status") == "completed" => vec![acp(
+        ("acp", "tool_update") if s("status") == "completed" => vec![acp(
             json!({"sessionUpdate": "tool_call_update", "toolCallId": s("id"), "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": s("content")}}]}),
         )],
-        (Format::Acp, "tool_update") => vec![acp(
+        ("acp", "tool_update") => vec![acp(
             json!({"sessionUpdate": "tool_call_update", "toolCallId": s("id"), "_meta": {"terminal_output_delta": {"data": s("content")}}}),
         )],
-        (Format::Acp, "args_snapshot") => vec![acp(
+        ("acp", "args_snapshot") => vec![acp(
             json!({"sessionUpdate": "tool_call_update", "toolCallId": s("id"), "rawInput": {"command": s("args")}}),
         )],
-        (Format::Acp, "token_usage") => {
+        ("acp", "token_usage") => {
             vec![acp(json!({"sessionUpdate": "usage_update", "used": op["total"], "size": 200000}))]
         }
-        (Format::Uagent, "message") => vec![json!({"type": "text_delta", "text": s("text"), "at": stamp, "v": 1})],
-        (Format::Uagent, "thought") => vec![json!({"type": "reasoning_delta", "text": s("text"), "at": stamp, "v": 1})],
-        (Format::Uagent, "tool_call") => vec![
+        ("uagent", "message") => vec![json!({"type": "text_delta", "text": s("text"), "at": stamp, "v": 1})],
+        ("uagent", "thought") => vec![json!({"type": "reasoning_delta", "text": s("text"), "at": stamp, "v": 1})],
+        ("uagent", "tool_call") => vec![
             json!({"type": "tool_called", "call_id": s("id"), "name": s("title"), "arguments": "{}", "at": stamp, "v": 1}),
             json!({"type": "tool_started", "call_id": s("id"), "op_id": format!("op{n}"), "at": stamp, "v": 1}),
         ],
-        (Format::Uagent, "tool_update") if s("status") == "completed" => vec![
+        ("uagent", "tool_update") if s("status") == "completed" => vec![
             json!({"type": "tool_finished", "call_id": s("id"), "ok": true, "detail": s("content"), "duration_ms": 5, "at": stamp, "v": 1}),
         ],
-        (Format::Uagent, "token_usage") => vec![
+        ("uagent", "token_usage") => vec![
             json!({"type": "model_responded", "stop": "complete", "usage": {"input": op["total"], "output": 5}, "at": stamp, "v": 1}),
         ],
-        (Format::Deepwork, "message") => vec![json!({"kind": "text", "content": s("text"), "source": session})],
-        (Format::Deepwork, "thought") => vec![json!({"kind": "thinking", "content": s("text"), "source": session})],
-        (Format::Deepwork, "tool_call") => vec![
+        ("deepwork", "message") => vec![json!({"kind": "text", "content": s("text"), "source": session})],
+        ("deepwork", "thought") => vec![json!({"kind": "thinking", "content": s("text"), "source": session})],
+        ("deepwork", "tool_call") => vec![
             json!({"kind": "tool_start", "tool": {"id": s("id"), "name": s("title"), "input": {}}, "source": session}),
         ],
-        (Format::Deepwork, "args_snapshot") => vec![
+        ("deepwork", "args_snapshot") => vec![
             json!({"kind": "tool_start", "tool": {"id": s("id"), "name": "bash", "input": {"command": s("args")}}, "source": session}),
         ],
-        (Format::Deepwork, "tool_update") if s("status") == "completed" => vec![
+        ("deepwork", "tool_update") if s("status") == "completed" => vec![
             json!({"kind": "tool_result", "tool": {"id": s("id"), "name": "bash", "output": s("content"), "duration_ms": 5}, "meta": {"step_number": n}, "source": session}),
         ],
-        (Format::Deepwork, "token_usage") => {
+        ("deepwork", "token_usage") => {
             vec![json!({"kind": "usage", "usage": {"input_tokens": op["total"]}, "source": session})]
         }
         _ => vec![],
@@ -85,11 +84,12 @@ fn main() {
     let ops = trace(mb * 1_000_000, 4);
     const ROUNDS: usize = 7;
     println!("adapters: a {mb} MB ops trace translated to each format; median of {ROUNDS} paired rounds");
-    for (name, format) in [("acp", Format::Acp), ("uagent", Format::Uagent), ("deepwork", Format::Deepwork)] {
+    for name in ["acp", "uagent", "deepwork"] {
+        let options = roundup::ReplayOptions::new().from(roundup::adapters::InputFormat::named(name).unwrap());
         let mut input = String::new();
         for (n, line) in ops.lines().enumerate() {
             let op: Value = serde_json::from_str(line).unwrap();
-            for event in translate(format, &op, n) {
+            for event in translate(name, &op, n) {
                 input.push_str(&event.to_string());
                 input.push('\n');
             }
@@ -104,7 +104,7 @@ fn main() {
             }
         };
         let replay = || {
-            let stats = roundup::replay(input.as_bytes(), std::io::sink(), format, Emit::Records, &mut ()).unwrap();
+            let stats = roundup::replay(input.as_bytes(), std::io::sink(), &options, &mut ()).unwrap();
             assert_eq!(stats.bad_lines, 0);
         };
         let time = |f: &dyn Fn()| {

@@ -17,7 +17,7 @@ const CHUNK: &str = "0123456789 the quick";
 const ARGS: &str = r#"{"path":"src/main.rs","line":12}"#;
 
 fn new_machine() -> (RoundMachine, Outputs) {
-    let options = MachineOptions { retain_rounds: false, ..MachineOptions::default() };
+    let options = MachineOptions::default().retain_rounds(false);
     (RoundMachine::new(options), Outputs::new())
 }
 

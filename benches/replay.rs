@@ -49,27 +49,31 @@ fn main() {
         })
     };
     let library = || {
-        let stats = roundup::replay_ops(input.as_bytes(), std::io::sink(), roundup::Emit::Records, &mut ()).unwrap();
+        let stats = roundup::replay(input.as_bytes(), std::io::sink(), &common::ops(), &mut ()).unwrap();
         assert_eq!(stats.bad_lines, 0);
     };
-    let cli = || {
-        let status = Command::new(env!("CARGO_BIN_EXE_roundup"))
-            .arg("replay")
-            .arg(&file)
-            .stdout(Stdio::null())
-            .status()
-            .unwrap();
+    let run_cli = |binary: &std::ffi::OsStr| {
+        let status = Command::new(binary).arg("replay").arg(&file).stdout(Stdio::null()).status().unwrap();
         assert!(status.success());
     };
-    // Rounds of all four, one after the other, so that a slow stretch of
-    // the machine hits every candidate alike; each ratio is taken within
+    let cli = || run_cli(env!("CARGO_BIN_EXE_roundup").as_ref());
+    // ROUNDUP_BENCH_BASELINE=path/to/an/older/roundup adds that binary as a
+    // candidate, measured in the same rounds: a before/after comparison
+    // that the machine's noise hits alike.
+    let baseline = std::env::var_os("ROUNDUP_BENCH_BASELINE");
+    let baseline_cli = || run_cli(baseline.as_deref().unwrap_or_default());
+    // Rounds of all candidates, one after the other, so that a slow stretch
+    // of the machine hits every candidate alike; each ratio is taken within
     // its round, then the medians are reported.
-    let candidates: [(&str, &dyn Fn()); 4] = [
+    let mut candidates: Vec<(&str, &dyn Fn())> = vec![
         ("floor: serde_json lines into IgnoredAny", &floor),
         ("decode only: OpsLine::parse + call", &decode),
-        ("replay_ops (library, output discarded)", &library),
+        ("replay (library, output discarded)", &library),
         ("roundup replay FILE > /dev/null (CLI)", &cli),
     ];
+    if baseline.is_some() {
+        candidates.push(("the same, ROUNDUP_BENCH_BASELINE binary", &baseline_cli));
+    }
     const ROUNDS: usize = 9;
     let mut times = vec![Vec::new(); candidates.len()];
     let mut ratios = vec![Vec::new(); candidates.len()];

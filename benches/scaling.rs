@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::ms;
-use roundup::{Emit, RoundBuilder, SinkRecord, StreamHandler, ToolCallStatus, UiEvent, UiFlow};
+use roundup::{RoundBuilder, SinkRecord, StreamHandler, ToolCallStatus, UiEvent, UiFlow};
 
 const RUNS: usize = 15;
 
@@ -195,7 +195,7 @@ fn main() {
             pending: Vec::new(),
             n: 0,
         };
-        roundup::replay_ops(io::BufReader::with_capacity(1 << 16, input), io::sink(), Emit::Records, &mut ()).unwrap();
+        roundup::replay(io::BufReader::with_capacity(1 << 16, input), io::sink(), &common::ops(), &mut ()).unwrap();
         println!("{}", peak_rss_kib());
         return;
     }
@@ -212,7 +212,7 @@ fn main() {
     let (small, large) = (sessions_input(1_000), sessions_input(2_000));
     ratio("sessions interleaved in one input (replay)", "1k", "2k", |big| {
         let input = if big { &large } else { &small };
-        roundup::replay_ops(input.as_bytes(), io::sink(), Emit::Records, &mut ()).unwrap();
+        roundup::replay(input.as_bytes(), io::sink(), &common::ops(), &mut ()).unwrap();
     });
 
     println!("\nthreads: independent builders (median of {RUNS} paired runs)");

@@ -10,12 +10,11 @@ use parking_lot::{Mutex, MutexGuard};
 
 use crate::call::Call;
 use crate::clock::{Clock, SystemClock};
-use crate::handler::FinishReason;
+use crate::handler::StreamHandler;
 use crate::machine::{MachineOptions, RoundMachine};
+use crate::model::{FinishReason, Round, Summary};
 use crate::output::{Output, Outputs};
-use crate::round::Round;
 use crate::sink::RoundSink;
-use crate::summary::Summary;
 use crate::ui::{UiFlow, UiHandler};
 
 /// Aggregates one session's stream into rounds; share it between threads
@@ -204,8 +203,8 @@ impl RoundBuilder {
         self.state.lock().machine.reset();
     }
 
-    /// Applies one call. Every [`StreamHandler`](crate::StreamHandler) method comes here.
-    pub fn apply(&self, call: Call<'_>) {
+    /// Applies one call: what every [`StreamHandler`] method does.
+    fn apply(&self, call: Call<'_>) {
         let mut state = self.state.lock();
         let state_ref = &mut *state;
         // The clock is read under the lock, so readings follow state order,
@@ -283,4 +282,8 @@ impl RoundBuilder {
     }
 }
 
-crate::handler::handler_via_calls!(impl[] RoundBuilder => apply);
+impl StreamHandler for RoundBuilder {
+    fn call(&self, call: Call<'_>) {
+        self.apply(call)
+    }
+}

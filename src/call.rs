@@ -6,9 +6,7 @@
 
 use serde::Serialize;
 
-use crate::anomaly::AnomalyKind;
-use crate::handler::{FinishReason, StreamHandler, ToolCallStatus};
-use crate::round::{Meta, TerminalStatus};
+use crate::model::{AnomalyKind, FinishReason, Meta, TerminalStatus, ToolCallStatus};
 
 /// One call of the input contract (SPEC §1), borrowing its strings.
 ///
@@ -19,8 +17,12 @@ use crate::round::{Meta, TerminalStatus};
 /// let line = serde_json::to_string(&Call::ToolCall { id: "t1", title: "bash" }).unwrap();
 /// assert_eq!(line, r#"{"op":"tool_call","id":"t1","title":"bash"}"#);
 /// ```
+///
+/// It is `#[non_exhaustive]` because the contract grows (SPEC §1 gained
+/// `tool_output`): a handler that matches on calls keeps a fallback arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Call<'a> {
     /// `message(text)`.
     Message {
@@ -151,23 +153,6 @@ impl<'a> Call<'a> {
             Call::ToolUpdate { status: ToolCallStatus::Completed, .. } => Some(TerminalStatus::Completed),
             Call::ToolUpdate { status: ToolCallStatus::Failed, .. } => Some(TerminalStatus::Failed),
             _ => None,
-        }
-    }
-
-    /// Makes this call on `handler`.
-    pub fn apply(self, handler: &(impl StreamHandler + ?Sized)) {
-        match self {
-            Call::Message { text } => handler.message(text),
-            Call::Thought { text } => handler.thought(text),
-            Call::ToolCall { id, title } => handler.tool_call(id, title),
-            Call::ToolUpdate { id, content, status } => handler.tool_update(id, content, status),
-            Call::ArgsSnapshot { id, args } => handler.args_snapshot(id, args),
-            Call::TokenUsage { total } => handler.token_usage(total),
-            Call::Start => handler.start(),
-            Call::Finish { reason } => handler.finish(reason),
-            Call::ToolMeta { id, meta } => handler.tool_meta(id, meta),
-            Call::RunMeta { meta } => handler.run_meta(meta),
-            Call::Anomaly { kind, id, detail } => handler.anomaly(kind, id, detail),
         }
     }
 }

@@ -2,101 +2,19 @@
 //!
 //! Every protocol (ACP, OpenAI and Anthropic streams, uagent JSONL, deepwork
 //! events) is translated into these few calls, so the aggregation logic is
-//! written once. Adapters are written against the trait, not against
-//! [`RoundBuilder`](crate::RoundBuilder), which lets them drive a
-//! [`Recorder`](crate::Recorder), a test double, or a fan-out of several
-//! handlers just as well.
+//! written once. A call is a value ([`Call`]); the named methods of
+//! [`StreamHandler`] are the same calls spelled as methods, provided over
+//! the one method a handler implements, so the two can never disagree.
 
-use serde::{Deserialize, Serialize};
-
-use crate::anomaly::AnomalyKind;
-use crate::round::Meta;
-
-/// The status carried by a `tool_update` (SPEC §1).
-///
-/// The status decides what the update's content *is*: an argument delta
-/// while the call is `pending` or `in_progress`, the call's result once it is
-/// `completed` or `failed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolCallStatus {
-    /// Declared, not started: content is an argument delta.
-    Pending,
-    /// Running: content is an argument delta.
-    InProgress,
-    /// Terminal: content is the successful result.
-    Completed,
-    /// Terminal: content is the error result.
-    Failed,
-}
-
-impl ToolCallStatus {
-    /// `true` for `completed` and `failed`, the statuses whose content is a
-    /// result rather than an argument delta.
-    ///
-    /// ```
-    /// use roundup::ToolCallStatus;
-    /// assert!(ToolCallStatus::Failed.is_terminal());
-    /// assert!(!ToolCallStatus::InProgress.is_terminal());
-    /// ```
-    pub fn is_terminal(self) -> bool {
-        matches!(self, ToolCallStatus::Completed | ToolCallStatus::Failed)
-    }
-
-    /// The wire name (`"in_progress"`, ...), as in ops JSONL.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolCallStatus::Pending => "pending",
-            ToolCallStatus::InProgress => "in_progress",
-            ToolCallStatus::Completed => "completed",
-            ToolCallStatus::Failed => "failed",
-        }
-    }
-
-    /// Parses a wire name; `None` for anything outside the enum.
-    pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "pending" => ToolCallStatus::Pending,
-            "in_progress" => ToolCallStatus::InProgress,
-            "completed" => ToolCallStatus::Completed,
-            "failed" => ToolCallStatus::Failed,
-            _ => return None,
-        })
-    }
-}
-
-/// Why a run ended with tool calls still waiting for a result (SPEC §1,
-/// `finish`). It becomes the reason of their placeholder results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FinishReason {
-    /// The user or the client stopped the run.
-    Canceled,
-    /// The run ended for any other reason (stream cut, process gone, end of
-    /// input, a new run starting over an unfinished one).
-    Interrupted,
-}
-
-impl FinishReason {
-    /// The wire name (`"canceled"` or `"interrupted"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FinishReason::Canceled => "canceled",
-            FinishReason::Interrupted => "interrupted",
-        }
-    }
-
-    /// Parses a wire name; `None` for anything outside the enum.
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "canceled" => Some(FinishReason::Canceled),
-            "interrupted" => Some(FinishReason::Interrupted),
-            _ => None,
-        }
-    }
-}
+use crate::call::Call;
+use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The calls a protocol adapter makes while an agent run streams (SPEC §1).
+///
+/// A handler implements one method, [`call`](StreamHandler::call), which
+/// takes every call as a [`Call`] value; the named methods (`message`,
+/// `thought`, `tool_call`, `args_snapshot`, `tool_update`, `token_usage`,
+/// ...) are provided and build that value. Adapters may use either spelling.
 ///
 /// Methods take `&self` and the trait requires `Send + Sync`, so one handler
 /// can be shared by every thread of a client (an `Arc<RoundBuilder>` is the
@@ -109,6 +27,8 @@ impl FinishReason {
 /// implementation reports it as an [`Anomaly`](crate::Anomaly).
 ///
 /// # Example
+///
+/// Driving a builder:
 ///
 /// ```
 /// use roundup::{RoundBuilder, StreamHandler, ToolCallStatus, FinishReason};
@@ -125,117 +45,110 @@ impl FinishReason {
 /// assert_eq!(rounds.len(), 1);
 /// assert_eq!(rounds[0].tool_calls[0].arguments, r#"{"cmd":"ls"}"#);
 /// ```
+///
+/// A handler of one's own, here one that counts text bytes:
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use roundup::{Call, StreamHandler};
+///
+/// #[derive(Default)]
+/// struct TextBytes(AtomicUsize);
+///
+/// impl StreamHandler for TextBytes {
+///     fn call(&self, call: Call<'_>) {
+///         if let Call::Message { text } = call {
+///             self.0.fetch_add(text.len(), Ordering::Relaxed);
+///         }
+///     }
+/// }
+///
+/// let counter = TextBytes::default();
+/// counter.message("Hello, ");
+/// counter.thought("not counted");
+/// counter.message("world");
+/// assert_eq!(counter.0.load(Ordering::Relaxed), 12);
+/// ```
 pub trait StreamHandler: Send + Sync {
+    /// Handles one call. Every other method comes here.
+    fn call(&self, call: Call<'_>);
+
     /// Appends an assistant text fragment.
-    fn message(&self, text: &str);
+    fn message(&self, text: &str) {
+        self.call(Call::Message { text })
+    }
 
     /// Appends a reasoning fragment.
-    fn thought(&self, text: &str);
+    fn thought(&self, text: &str) {
+        self.call(Call::Thought { text })
+    }
 
     /// Declares a tool call; a second declaration of an id in the open round
     /// updates its title (when non-empty) instead of adding a call.
-    fn tool_call(&self, id: &str, title: &str);
+    fn tool_call(&self, id: &str, title: &str) {
+        self.call(Call::ToolCall { id, title })
+    }
 
     /// An update of a tool call: an argument delta while `status` is not
     /// terminal, the call's result once it is.
-    fn tool_update(&self, id: &str, content: &str, status: ToolCallStatus);
+    fn tool_update(&self, id: &str, content: &str, status: ToolCallStatus) {
+        self.call(Call::ToolUpdate { id, content, status })
+    }
 
     /// Replaces the arguments accumulated so far for `id` with a whole value.
-    fn args_snapshot(&self, id: &str, args: &str);
+    fn args_snapshot(&self, id: &str, args: &str) {
+        self.call(Call::ArgsSnapshot { id, args })
+    }
 
     /// The context-window occupancy: a gauge that may go down, not a sum.
-    fn token_usage(&self, total: u64);
+    fn token_usage(&self, total: u64) {
+        self.call(Call::TokenUsage { total })
+    }
 
     /// Begins a new run in the same session (a new prompt turn). An
     /// unfinished run is first finished as `interrupted`.
-    fn start(&self);
+    fn start(&self) {
+        self.call(Call::Start)
+    }
 
     /// The run ended; tool calls still without a result get a placeholder
     /// carrying `reason`.
-    fn finish(&self, reason: FinishReason);
+    fn finish(&self, reason: FinishReason) {
+        self.call(Call::Finish { reason })
+    }
 
     /// Merges what a protocol says about a tool call beyond its title,
     /// arguments and result into the call's `meta` object, so that nothing
     /// the protocol carried is lost. For a call of a closed round of this
     /// run, the retained round is patched and a [`MetaPatch`](crate::MetaPatch)
     /// is delivered.
-    fn tool_meta(&self, id: &str, meta: &Meta);
+    fn tool_meta(&self, id: &str, meta: &Meta) {
+        self.call(Call::ToolMeta { id, meta })
+    }
 
     /// Merges what a protocol says about the run as a whole into its summary.
     /// Keys that name a summary field are refused (anomaly `bad_meta`).
-    fn run_meta(&self, meta: &Meta);
+    fn run_meta(&self, meta: &Meta) {
+        self.call(Call::RunMeta { meta })
+    }
 
     /// Reports a problem found upstream of the handler (a line that does not
     /// parse, an event type an adapter does not know), so that it is
     /// delivered and counted with the run's own anomalies instead of being
     /// lost.
-    fn anomaly(&self, kind: AnomalyKind, id: Option<&str>, detail: &str);
+    fn anomaly(&self, kind: AnomalyKind, id: Option<&str>, detail: &str) {
+        self.call(Call::Anomaly { kind, id, detail })
+    }
 }
 
 macro_rules! forward_handler {
     ($($ty:ty),*) => {$(
         impl<T: StreamHandler + ?Sized> StreamHandler for $ty {
-            fn message(&self, text: &str) { (**self).message(text) }
-            fn thought(&self, text: &str) { (**self).thought(text) }
-            fn tool_call(&self, id: &str, title: &str) { (**self).tool_call(id, title) }
-            fn tool_update(&self, id: &str, content: &str, status: ToolCallStatus) {
-                (**self).tool_update(id, content, status)
-            }
-            fn args_snapshot(&self, id: &str, args: &str) { (**self).args_snapshot(id, args) }
-            fn token_usage(&self, total: u64) { (**self).token_usage(total) }
-            fn start(&self) { (**self).start() }
-            fn finish(&self, reason: FinishReason) { (**self).finish(reason) }
-            fn tool_meta(&self, id: &str, meta: &Meta) { (**self).tool_meta(id, meta) }
-            fn run_meta(&self, meta: &Meta) { (**self).run_meta(meta) }
-            fn anomaly(&self, kind: AnomalyKind, id: Option<&str>, detail: &str) {
-                (**self).anomaly(kind, id, detail)
+            fn call(&self, call: Call<'_>) {
+                (**self).call(call)
             }
         }
     )*};
 }
 
 forward_handler!(&T, std::sync::Arc<T>, Box<T>);
-
-/// Implements [`StreamHandler`] for a type whose every call is handled by
-/// one method taking a [`Call`](crate::Call), so the mapping from trait
-/// methods to call values is written once.
-macro_rules! handler_via_calls {
-    (impl[$($generics:tt)*] $ty:ty => $method:ident) => {
-        impl<$($generics)*> $crate::handler::StreamHandler for $ty {
-            fn message(&self, text: &str) {
-                self.$method($crate::call::Call::Message { text })
-            }
-            fn thought(&self, text: &str) {
-                self.$method($crate::call::Call::Thought { text })
-            }
-            fn tool_call(&self, id: &str, title: &str) {
-                self.$method($crate::call::Call::ToolCall { id, title })
-            }
-            fn tool_update(&self, id: &str, content: &str, status: $crate::handler::ToolCallStatus) {
-                self.$method($crate::call::Call::ToolUpdate { id, content, status })
-            }
-            fn args_snapshot(&self, id: &str, args: &str) {
-                self.$method($crate::call::Call::ArgsSnapshot { id, args })
-            }
-            fn token_usage(&self, total: u64) {
-                self.$method($crate::call::Call::TokenUsage { total })
-            }
-            fn start(&self) {
-                self.$method($crate::call::Call::Start)
-            }
-            fn finish(&self, reason: $crate::handler::FinishReason) {
-                self.$method($crate::call::Call::Finish { reason })
-            }
-            fn tool_meta(&self, id: &str, meta: &$crate::round::Meta) {
-                self.$method($crate::call::Call::ToolMeta { id, meta })
-            }
-            fn run_meta(&self, meta: &$crate::round::Meta) {
-                self.$method($crate::call::Call::RunMeta { meta })
-            }
-            fn anomaly(&self, kind: $crate::anomaly::AnomalyKind, id: Option<&str>, detail: &str) {
-                self.$method($crate::call::Call::Anomaly { kind, id, detail })
-            }
-        }
-    };
-}
-pub(crate) use handler_via_calls;

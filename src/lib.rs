@@ -6,22 +6,17 @@
 //! calls whose arguments arrive as deltas or snapshots, tool results, token
 //! gauges), and upstreams misbehave: results arrive late, twice, or for calls
 //! never declared; text arrives before a tool finished; runs are canceled
-//! mid-tool. roundup applies one set of rules to all of it (the contract is
-//! `SPEC.md`), stays correct, loses nothing, and reports what it saw as
-//! [`Anomaly`] records.
+//! mid-tool. roundup applies one set of rules to all of it (the contract,
+//! `docs/SPEC.md`, is in these docs as [`spec`]), stays correct, loses
+//! nothing, and reports what it saw as [`Anomaly`] records.
 //!
-//! # Architecture
+//! # A tour
 //!
-//! - [`StreamHandler`]: the input contract that protocol adapters call.
-//! - [`RoundMachine`]: the rules, as a pure state machine (a [`Call`] and a
-//!   clock reading in, [`Outputs`] out; no lock, clock, callback or I/O).
-//! - [`RoundBuilder`]: the machine behind a lock, with an injectable
-//!   [`Clock`], delivering closed rounds to a [`RoundSink`] and live
-//!   [`UiEvent`]s to a [`UiHandler`], in order and never under the lock.
-//! - [`Recorder`] and [`replay_ops`]: capture any stream as ops JSONL and
-//!   replay it; the `roundup` command line is a thin layer over these.
+//! ## Feeding a builder
 //!
-//! # Example
+//! A [`RoundBuilder`] aggregates one session. Feed it the calls of the
+//! [`StreamHandler`] contract from any thread; it hands each round to a
+//! sink the moment the round closes.
 //!
 //! ```
 //! use std::sync::{Arc, Mutex};
@@ -56,49 +51,94 @@
 //! );
 //! assert_eq!(builder.summary().stitches, 1);
 //! ```
-#![forbid(unsafe_code)]
-#![warn(missing_docs)]
+//!
+//! ## Reading a protocol
+//!
+//! An [`Adapter`](adapters::Adapter) translates one protocol's events into
+//! calls, each addressed to a session; the formats are listed in
+//! [`adapters::REGISTRY`].
+//!
+//! ```
+//! use roundup::adapters::InputFormat;
+//! use roundup::{Call, RoundBuilder, StreamHandler};
+//!
+//! let builder = RoundBuilder::new();
+//! let mut acp = InputFormat::named("acp").unwrap().adapter();
+//! let event = br#"{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}"#;
+//! acp.translate(event, &mut |_session: Option<&str>, call: Call<'_>| builder.call(call)).unwrap();
+//! builder.finish_if_running(roundup::FinishReason::Interrupted);
+//! assert_eq!(builder.rounds()[0].message, "Hi");
+//! ```
+//!
+//! ## Replaying a recording
+//!
+//! [`replay`] reads a whole recorded stream, one builder per session, and
+//! writes one of the output formats of [`encoders::REGISTRY`]: this is
+//! what `roundup replay` runs.
+//!
+//! ```
+//! let input = br#"{"op":"message","text":"Hi","session":"s1"}"#;
+//! let mut out = Vec::new();
+//! roundup::replay(&input[..], &mut out, &roundup::ReplayOptions::new(), &mut ()).unwrap();
+//! let first: roundup::OutputLine = serde_json::from_slice(out.split(|&b| b == b'\n').next().unwrap()).unwrap();
+//! assert!(matches!(first, roundup::OutputLine::Round(round) if round.message == "Hi"));
+//! ```
+//!
+//! # Architecture
+//!
+//! - The data model ([`Round`], [`ToolCall`], [`Stitch`], [`Anomaly`],
+//!   [`Summary`], ...): the output lines of SPEC §4, depending on nothing.
+//! - [`Call`] and [`StreamHandler`]: the input contract, as a value and as
+//!   named methods over it.
+//! - [`RoundMachine`]: every rule, as a pure state machine (a [`Call`] and a
+//!   clock reading in, [`Outputs`] out; no lock, clock, callback or I/O).
+//! - [`RoundBuilder`]: the machine behind a lock, with an injectable
+//!   [`Clock`], delivering closed rounds to a [`RoundSink`] and live
+//!   [`UiEvent`]s to a [`UiHandler`], in order and never under the lock.
+//! - [`adapters`] in, [`encoders`] out: one trait and one registry each, one
+//!   file per format.
+//! - [`Recorder`] and [`replay`]: capture any stream as ops JSONL and replay
+//!   it; the `roundup` command line is a thin layer over these.
 
-pub mod acp;
-mod adapter;
-mod anomaly;
+mod bad_line;
 mod builder;
 mod call;
 mod clock;
-pub mod deepwork;
-mod format;
 mod handler;
 mod machine;
-mod open_round;
+mod model;
 mod ops;
 mod output;
 mod record;
 mod replay;
-mod round;
-mod sessions;
 mod sink;
-mod stitch;
-mod summary;
-pub mod uagent;
 mod ui;
 mod wire;
 
-pub use anomaly::{Anomaly, AnomalyKind};
+pub mod adapters;
+pub mod encoders;
+
+/// The contract: the rules and wire formats roundup implements (the
+/// repository's `docs/SPEC.md`, shown here whole).
+#[cfg_attr(not(doctest), doc = include_str!("../docs/SPEC.md"))]
+pub mod spec {}
+
+pub use bad_line::BadLine;
 pub use builder::RoundBuilder;
 pub use call::Call;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use format::Format;
-pub use handler::{FinishReason, StreamHandler, ToolCallStatus};
+pub use handler::StreamHandler;
 pub use machine::{MachineOptions, RoundMachine};
-pub use ops::{BadLine, OpsLine};
+pub use model::{
+    Anomaly, AnomalyKind, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderCounts, PlaceholderReason, Round, Stitch,
+    Summary, TerminalStatus, ToolCall, ToolCallStatus, ToolResult,
+};
+pub use ops::OpsLine;
 pub use output::{Output, Outputs};
 pub use record::Recorder;
-pub use replay::{replay, replay_ops, Emit, ReplayError, ReplayObserver, ReplayStats};
-pub use round::{ClosedBy, Meta, PlaceholderReason, Round, TerminalStatus, ToolCall, ToolCalls, ToolResult};
+pub use replay::{replay, ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
 pub use sink::{RoundSink, SinkRecord};
-pub use stitch::{MetaPatch, Stitch};
-pub use summary::{PlaceholderCounts, Summary};
-pub use ui::{UiEvent, UiEventOf, UiFlow, UiHandler};
+pub use ui::{UiEvent, UiFlow, UiHandler};
 pub use wire::{write_record, write_summary, write_ui_event, OutputLine};
 
 /// The README's Rust examples are compiled and run as doc tests.

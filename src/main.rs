@@ -4,9 +4,14 @@ use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Write};
 use std::process::ExitCode;
 
-use roundup::{replay, BadLine, Emit, Format, ReplayError, ReplayObserver};
+use roundup::adapters::{self, InputFormat};
+use roundup::encoders::{self, Framing, OutputFormat};
+use roundup::{replay, BadLine, ReplayError, ReplayObserver, ReplayOptions};
 
-const HELP: &str = "\
+/// The help text; the format lists come from the registries.
+fn help() -> String {
+    format!(
+        "\
 roundup: turn an AI agent's chunk stream into rounds
 
 An agent streams text deltas, reasoning deltas, tool calls, argument deltas
@@ -17,7 +22,7 @@ did that could not be applied (late, duplicate or undeclared results, calls
 after the run finished, lines that do not parse).
 
 USAGE:
-    roundup replay [OPTIONS] [FILE]
+    {usage}
     roundup --help | --version
 
 COMMANDS:
@@ -26,28 +31,13 @@ COMMANDS:
 
 OPTIONS for replay:
     --from FORMAT   The input format [default: auto]
-                      auto  decided from the first event
-                      ops   ops JSONL: one StreamHandler call per line, e.g.
-                            {\"op\":\"message\",\"text\":\"Hi\",\"session\":\"s1\",\"at_ms\":100}
-                      acp   Agent Client Protocol: a client's JSON-RPC traffic
-                            or bare SessionNotifications; sessionId is the
-                            session, session/prompt starts a run, its
-                            response finishes it
-                      uagent  uagent --stream JSONL (and the uah superset);
-                            uagent's run statistics are recomputed into
-                            the summary as uagent_stats
-                      deepwork  deepwork Events, or deepwork transcripts
-                            (progress lines carry the Event in workstream)
+{from}
                     Raw JSON lines and SSE framing (data: lines, events
                     separated by a blank line) are both accepted.
-    --emit WHAT     What to print [default: records]
-                      records  rounds, stitches and anomalies as they happen,
-                               then one summary line per run
-                      ui       the live UI events (message_start,
-                               message_delta, tool_call_start, ...)
-                      deepwork the live UI events as deepwork Events, with
-                               meta.seq, meta.ts, and source = the session
-    --sse           With --emit deepwork: frame each Event as an SSE event
+    --emit FORMAT   What to print [default: {default_emit}]
+{emit}
+    --sse           Frame every output value as an SSE event (data: ...
+                    and a blank line) instead of a line
     --progress      Show progress on stderr (default: on when stderr is a
                     terminal and FILE is a file)
     --no-progress   Never show progress
@@ -56,11 +46,11 @@ OPTIONS for replay:
     -h, --help      Print this help
 
 OUTPUT (--emit records), one JSON object per line, `type` first:
-    {\"type\":\"round\",\"run\":0,\"index\":0,\"closed_by\":\"tools_done\",\"message\":...,
-     \"thought\":...,\"tool_calls\":[{\"id\",\"title\",\"arguments\",\"result\":{...}}],...}
-    {\"type\":\"stitch\",\"run\":0,\"round\":0,\"id\":\"t1\",\"result\":{...}}
-    {\"type\":\"anomaly\",\"run\":0,\"kind\":\"undeclared_terminal\",\"id\":\"t9\",\"detail\":...}
-    {\"type\":\"summary\",\"run\":0,\"rounds\":3,\"tool_calls\":5,...}
+    {{\"type\":\"round\",\"run\":0,\"index\":0,\"closed_by\":\"tools_done\",\"message\":...,
+     \"thought\":...,\"tool_calls\":[{{\"id\",\"title\",\"arguments\",\"result\":{{...}}}}],...}}
+    {{\"type\":\"stitch\",\"run\":0,\"round\":0,\"id\":\"t1\",\"result\":{{...}}}}
+    {{\"type\":\"anomaly\",\"run\":0,\"kind\":\"undeclared_terminal\",\"id\":\"t9\",\"detail\":...}}
+    {{\"type\":\"summary\",\"run\":0,\"rounds\":3,\"tool_calls\":5,...}}
 
 EXIT STATUS:
     0   done (bad lines are reported and skipped, never fatal)
@@ -72,7 +62,44 @@ EXAMPLES:
     roundup replay --emit ui examples/session.ops.jsonl
     roundup replay --from acp tests/fixtures/acp/bash-error.jsonl
     some-agent --stream | roundup replay -
-";
+",
+        usage = usage(),
+        from = choices(
+            std::iter::once(("auto", "decided from the first event"))
+                .chain(adapters::REGISTRY.iter().map(|format| (format.name(), format.about())))
+        ),
+        default_emit = OutputFormat::default_format().name(),
+        emit = choices(encoders::REGISTRY.iter().map(|format| (format.name(), format.about()))),
+    )
+}
+
+/// The usage line, naming every format.
+fn usage() -> String {
+    let names = |names: &mut dyn Iterator<Item = &'static str>| names.collect::<Vec<_>>().join("|");
+    format!(
+        "roundup replay [--from {}] [--emit {}] [--sse] [FILE|-]",
+        names(&mut std::iter::once("auto").chain(adapters::REGISTRY.iter().map(|f| f.name()))),
+        names(&mut encoders::REGISTRY.iter().map(|f| f.name())),
+    )
+}
+
+/// A list of choices for `--help`: each name, then its text, indented.
+fn choices<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    const NAME_AT: usize = 22;
+    const TEXT_AT: usize = 32;
+    let mut out = String::new();
+    for (name, about) in items {
+        let mut lines = about.lines();
+        let first = lines.next().unwrap_or_default();
+        let pad = TEXT_AT.saturating_sub(NAME_AT + name.len()).max(1);
+        out.push_str(&format!("{:NAME_AT$}{name}{:pad$}{first}\n", "", ""));
+        for line in lines {
+            out.push_str(&format!("{:TEXT_AT$}{line}\n", ""));
+        }
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
 
 /// A command line that cannot be run; exit status 2.
 #[derive(Debug)]
@@ -88,8 +115,7 @@ enum Command {
 #[derive(Debug, PartialEq, Eq)]
 struct ReplayArgs {
     file: Option<String>,
-    from: Format,
-    emit: Emit,
+    options: ReplayOptions,
     progress: Option<bool>,
     quiet: bool,
 }
@@ -101,30 +127,14 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
         Some("-h" | "--help" | "help") => Ok(Command::Help),
         Some("-V" | "--version") => Ok(Command::Version),
         Some("replay") => {
-            let mut replay =
-                ReplayArgs { file: None, from: Format::Auto, emit: Emit::Records, progress: None, quiet: false };
-            let mut sse = false;
+            let mut replay = ReplayArgs { file: None, options: ReplayOptions::new(), progress: None, quiet: false };
             while let Some(arg) = args.next() {
                 let mut value = |name: &str| args.next().cloned().ok_or_else(|| Usage(format!("{name} needs a value")));
                 match arg.as_str() {
                     "-h" | "--help" => return Ok(Command::Help),
-                    "--from" => {
-                        let name = value("--from")?;
-                        replay.from = Format::parse(&name).ok_or_else(|| {
-                            Usage(format!("unknown --from format {name:?}; known: {}", Format::NAMES))
-                        })?;
-                    }
-                    "--emit" => {
-                        replay.emit = match value("--emit")?.as_str() {
-                            "records" => Emit::Records,
-                            "ui" => Emit::Ui,
-                            "deepwork" => Emit::Deepwork { sse: false },
-                            other => {
-                                return Err(Usage(format!("unknown --emit {other:?}; known: records, ui, deepwork")))
-                            }
-                        }
-                    }
-                    "--sse" => sse = true,
+                    "--from" => replay.options.from = input_format(&value("--from")?)?,
+                    "--emit" => replay.options.to = output_format(&value("--emit")?)?,
+                    "--sse" => replay.options.framing = Framing::Sse,
                     "--progress" => replay.progress = Some(true),
                     "--no-progress" => replay.progress = Some(false),
                     "-q" | "--quiet" => replay.quiet = true,
@@ -133,16 +143,29 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
                     _ => set_file(&mut replay, arg)?,
                 }
             }
-            if sse {
-                match replay.emit {
-                    Emit::Deepwork { .. } => replay.emit = Emit::Deepwork { sse: true },
-                    _ => return Err(Usage("--sse goes with --emit deepwork".into())),
-                }
-            }
             Ok(Command::Replay(replay))
         }
         Some(other) => Err(Usage(format!("unknown command {other:?}; the command is `replay`"))),
     }
+}
+
+/// The input format of a `--from` name (`None` for `auto`).
+fn input_format(name: &str) -> Result<Option<&'static InputFormat>, Usage> {
+    if name == "auto" {
+        return Ok(None);
+    }
+    InputFormat::named(name).map(Some).ok_or_else(|| {
+        let known: Vec<&str> = adapters::REGISTRY.iter().map(|f| f.name()).collect();
+        Usage(format!("unknown --from format {name:?}; known: auto, {}", known.join(", ")))
+    })
+}
+
+/// The output format of an `--emit` name.
+fn output_format(name: &str) -> Result<&'static OutputFormat, Usage> {
+    OutputFormat::named(name).ok_or_else(|| {
+        let known: Vec<&str> = encoders::REGISTRY.iter().map(|f| f.name()).collect();
+        Usage(format!("unknown --emit format {name:?}; known: {}", known.join(", ")))
+    })
 }
 
 fn set_file(replay: &mut ReplayArgs, file: &str) -> Result<(), Usage> {
@@ -195,7 +218,7 @@ fn run_replay(args: ReplayArgs) -> Result<(), ReplayError> {
     };
     let progress = args.progress.unwrap_or(total_bytes.is_some() && io::stderr().is_terminal());
     let mut observer = Stderr { quiet: args.quiet, total_bytes, progress };
-    let result = replay(input, output, args.from, args.emit, &mut observer);
+    let result = replay(input, output, &args.options, &mut observer);
     if let (true, Ok(stats)) = (progress, &result) {
         eprintln!(
             "\rroundup: done, {:.0} MB, {} lines ({} skipped), {} sessions",
@@ -210,6 +233,19 @@ fn run_replay(args: ReplayArgs) -> Result<(), ReplayError> {
     result.map(|_| ())
 }
 
+/// An error and its sources, as one line: `cannot read the input: a.jsonl:
+/// No such file or directory`.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 fn named(error: io::Error, path: &str) -> io::Error {
     io::Error::new(error.kind(), format!("{path}: {error}"))
 }
@@ -218,11 +254,11 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse_args(&args) {
         Err(Usage(message)) => {
-            eprintln!("roundup: {message}\n\nUsage: roundup replay [--from auto|ops|acp] [--emit records|ui|deepwork [--sse]] [FILE|-]\nMore: roundup --help");
+            eprintln!("roundup: {message}\n\nUsage: {}\nMore: roundup --help", usage());
             ExitCode::from(2)
         }
         Ok(Command::Help) => {
-            print!("{HELP}");
+            print!("{}", help());
             ExitCode::SUCCESS
         }
         Ok(Command::Version) => {
@@ -234,7 +270,7 @@ fn main() -> ExitCode {
             Err(ReplayError::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(1),
             Err(error) => {
                 let _ = io::stdout().flush();
-                eprintln!("roundup: {error}");
+                eprintln!("roundup: {}", chain(&error));
                 ExitCode::from(1)
             }
         },
@@ -254,8 +290,7 @@ mod tests {
         let Ok(Command::Replay(args)) = parse("replay --from ops --emit ui -q trace.jsonl") else { panic!() };
         let expected = ReplayArgs {
             file: Some("trace.jsonl".into()),
-            from: Format::Ops,
-            emit: Emit::Ui,
+            options: ReplayOptions::new().from(&adapters::ops::FORMAT).to(&encoders::ui::FORMAT),
             progress: None,
             quiet: true,
         };

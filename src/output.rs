@@ -7,10 +7,8 @@
 //! message chunk) allocates nothing once the buffer has grown: the builder
 //! swaps two buffers, delivers one and clears it, keeping its capacity.
 
-use crate::anomaly::Anomaly;
-use crate::round::Round;
+use crate::model::{Anomaly, MetaPatch, Round, Stitch};
 use crate::sink::SinkRecord;
-use crate::stitch::{MetaPatch, Stitch};
 use crate::ui::{UiEvent, UiEventOf};
 
 /// A byte range of the text arena.

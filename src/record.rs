@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::call::Call;
 use crate::clock::Clock;
+use crate::handler::StreamHandler;
 
 /// A [`StreamHandler`](crate::StreamHandler) that writes every call as one ops JSONL line
 /// (SPEC §3), so a live stream can be replayed later with
@@ -61,8 +62,8 @@ impl<W: Write + Send> Recorder<W> {
         self
     }
 
-    /// Writes one call.
-    pub fn record(&self, call: Call<'_>) {
+    /// Writes one call: what every [`StreamHandler`] method does.
+    fn record(&self, call: Call<'_>) {
         #[derive(Serialize)]
         struct Line<'a> {
             #[serde(flatten)]
@@ -97,4 +98,8 @@ impl<W: Write + Send> Recorder<W> {
     }
 }
 
-crate::handler::handler_via_calls!(impl[W: Write + Send] Recorder<W> => record);
+impl<W: Write + Send> StreamHandler for Recorder<W> {
+    fn call(&self, call: Call<'_>) {
+        self.record(call)
+    }
+}

@@ -1,8 +1,6 @@
 //! The round sink: where persistence plugs in.
 
-use crate::anomaly::Anomaly;
-use crate::round::Round;
-use crate::stitch::{MetaPatch, Stitch};
+use crate::model::{Anomaly, MetaPatch, Round, Stitch};
 
 /// One record for persistence, borrowed for the duration of the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

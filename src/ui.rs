@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::round::{ClosedBy, PlaceholderReason};
+use crate::model::{ClosedBy, PlaceholderReason};
 
 /// One live UI event, with its strings borrowed from the builder's output
 /// buffer (reused, so a streaming chunk costs no allocation).

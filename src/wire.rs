@@ -2,11 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::anomaly::Anomaly;
-use crate::round::Round;
+use crate::model::{Anomaly, MetaPatch, Round, Stitch, Summary};
 use crate::sink::SinkRecord;
-use crate::stitch::{MetaPatch, Stitch};
-use crate::summary::Summary;
 use crate::ui::UiEvent;
 
 /// One output line, owned: what a consumer reads back from roundup's

@@ -1,50 +1,17 @@
 //! The uncontended hot path allocates nothing per message chunk beyond the
 //! text buffers' own amortised growth, counted by a global allocator (a
 //! count, not a timing: it is exact and repeatable).
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//!
+//! A binary of its own: the counting allocator is global to the binary.
 
 use roundup::{RoundBuilder, SinkRecord, StreamHandler, ToolCallStatus, UiEvent, UiFlow};
 
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread: the tests of this file run in
-    /// parallel, and each counts only its own.
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
-// SAFETY: forwards to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations_during(f: impl FnOnce()) -> usize {
-    let before = allocations();
-    f();
-    allocations() - before
+/// Allocations (reallocations included) made by this thread while `f`
+/// runs. `allocation-counter` installs a counting global allocator in this
+/// test binary only, and counts per thread: the tests of this file run in
+/// parallel, and each counts only its own.
+fn allocations_during(f: impl FnOnce()) -> u64 {
+    allocation_counter::measure(f).count_total
 }
 
 #[test]

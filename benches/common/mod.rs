@@ -114,3 +114,9 @@ pub fn trace(bytes: usize, sessions: usize) -> String {
     }
     out
 }
+
+/// Replay options for ops JSONL in, records out (`--from ops`).
+#[allow(dead_code)]
+pub fn ops() -> roundup::ReplayOptions {
+    roundup::ReplayOptions::new().from(&roundup::adapters::ops::FORMAT)
+}

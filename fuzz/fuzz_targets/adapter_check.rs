@@ -3,26 +3,15 @@
 //! JSON, every tool call has exactly one result, UI events are well formed.
 //! Included by path by `acp.rs`, `uagent.rs` and `deepwork.rs`.
 
-use roundup::{Emit, Format};
-use serde_json::Value;
+use roundup::encoders::Framing;
+use roundup_testkit::capture::{options, replay_lines};
+use roundup_testkit::invariants;
 
-#[allow(dead_code)]
-#[path = "../../tests/common/invariants.rs"]
-mod invariants;
-
-#[allow(dead_code)]
-#[path = "../../tests/common/capture.rs"]
-mod capture;
-
-fn replay(input: &[u8], from: Format, emit: Emit) -> Vec<Value> {
-    capture::replay_lines(input, from, emit).0
-}
-
-pub fn check(input: &[u8], from: Format) {
-    let lines = replay(input, from, Emit::Records);
+pub fn check(input: &[u8], from: &str) {
+    let (lines, _) = replay_lines(input, &options(from, "records"));
     invariants::check_rounds(&lines).unwrap();
-    let events = replay(input, from, Emit::Ui);
+    let (events, _) = replay_lines(input, &options(from, "ui"));
     invariants::check_ui_per_session(&events).unwrap();
-    let deepwork = replay(input, from, Emit::Deepwork { sse: true });
+    let (deepwork, _) = replay_lines(input, &options(from, "deepwork").framing(Framing::Sse));
     assert!(deepwork.iter().all(|e| e["meta"]["seq"].is_u64()));
 }

@@ -4,18 +4,12 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use roundup::{Call, FinishReason, MachineOptions, ManualClock, Outputs, RoundBuilder, RoundMachine, ToolCallStatus};
+use roundup::{
+    Call, FinishReason, MachineOptions, ManualClock, Outputs, RoundBuilder, RoundMachine, StreamHandler, ToolCallStatus,
+};
+use roundup_testkit::capture::{self, output_json, Log};
+use roundup_testkit::invariants;
 use serde_json::Value;
-
-#[allow(dead_code)]
-#[path = "../../tests/common/invariants.rs"]
-mod invariants;
-
-#[allow(dead_code)]
-#[path = "../../tests/common/capture.rs"]
-mod capture;
-
-use capture::{output_json, Log};
 
 #[derive(Debug, Arbitrary)]
 enum Op {
@@ -67,7 +61,7 @@ fuzz_target!(|steps: Vec<Step>| {
     let mut out = Outputs::new();
     for step in &steps {
         clock.set(u64::from(step.at));
-        step.call().apply(&builder);
+        builder.call(step.call());
         machine.handle(step.call(), u64::from(step.at), &mut out);
     }
     builder.finish_if_running(FinishReason::Interrupted);

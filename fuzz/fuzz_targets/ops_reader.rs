@@ -5,24 +5,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use roundup_testkit::{capture, invariants};
 use serde_json::Value;
 
-#[allow(dead_code)]
-#[path = "../../tests/common/invariants.rs"]
-mod invariants;
-
-#[allow(dead_code)]
-#[path = "../../tests/common/capture.rs"]
-mod capture;
-
-fn replay(input: &[u8], emit: roundup::Emit) -> (Vec<Value>, roundup::ReplayStats) {
-    let (out, stats) = capture::replay_raw(input, roundup::Format::Ops, emit);
+fn replay(input: &[u8], emit: &str) -> (Vec<Value>, roundup::ReplayStats) {
+    let (out, stats) = capture::replay_raw(input, &capture::options("ops", emit));
     assert!(out.is_empty() || out.ends_with(b"\n"), "output ends with a newline");
     (capture::parse_output(&out), stats)
 }
 
 fuzz_target!(|input: &[u8]| {
-    let (lines, stats) = replay(input, roundup::Emit::Records);
+    let (lines, stats) = replay(input, "records");
     let bad = lines.iter().filter(|l| l["kind"] == "bad_line").count() as u64;
     assert_eq!(bad, stats.bad_lines);
     assert_eq!(stats.bytes, input.len() as u64);
@@ -30,6 +23,6 @@ fuzz_target!(|input: &[u8]| {
     invariants::check_rounds(&lines).unwrap();
     invariants::check_nothing_lost(&invariants::Fed::from_jsonl(input), &lines).unwrap();
 
-    let (events, _) = replay(input, roundup::Emit::Ui);
+    let (events, _) = replay(input, "ui");
     invariants::check_ui_per_session(&events).unwrap();
 });

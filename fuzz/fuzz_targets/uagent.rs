@@ -6,4 +6,4 @@ use libfuzzer_sys::fuzz_target;
 #[path = "adapter_check.rs"]
 mod adapter_check;
 
-fuzz_target!(|input: &[u8]| adapter_check::check(input, roundup::Format::Uagent));
+fuzz_target!(|input: &[u8]| adapter_check::check(input, "uagent"));

@@ -1,0 +1,197 @@
+//! The deepwork adapter: deepwork `Event`s in, as JSON lines, SSE frames, or
+//! native transcripts whose `progress` lines carry the Event in
+//! `workstream`. (The way out, live UI events as deepwork Events, is the
+//! `deepwork` encoder.)
+//!
+//! ```
+//! use roundup::adapters::{deepwork::DeepworkAdapter, Adapter};
+//! use roundup::{Call, RoundBuilder, StreamHandler};
+//!
+//! let builder = RoundBuilder::new();
+//! let mut deepwork = DeepworkAdapter::new();
+//! let event = br#"{"kind":"text","content":"Hi"}"#;
+//! deepwork.translate(event, &mut |_: Option<&str>, call: Call<'_>| builder.call(call)).unwrap();
+//! builder.finish_if_running(roundup::FinishReason::Interrupted);
+//! assert_eq!(builder.rounds()[0].message, "Hi");
+//! ```
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::support::{at_path, json_text, one, output_text, parse_event, report, rfc3339_ms, EventCounts};
+use super::{Adapter, CallSink, InputFormat};
+use crate::bad_line::BadLine;
+use crate::call::Call;
+use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
+
+/// The registry row of deepwork Events and transcripts.
+pub static FORMAT: InputFormat = InputFormat {
+    name: "deepwork",
+    about: "deepwork Events, or deepwork transcripts
+(progress lines carry the Event in
+workstream); source keys the session",
+    detect: |event: &Map<String, Value>| {
+        event.get("kind").is_some_and(Value::is_string)
+            || event.contains_key("workstream")
+            || event.contains_key("deepworkSessionId")
+    },
+    adapter: || Box::<DeepworkAdapter>::default(),
+};
+
+/// Translates deepwork Events (or transcript lines) into calls.
+#[derive(Debug, Default)]
+pub struct DeepworkAdapter {
+    /// Per session: `status` events counted, by status.
+    statuses: HashMap<Option<String>, EventCounts>,
+}
+
+impl Adapter for DeepworkAdapter {
+    fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        let line = parse_event(payload)?;
+        if let Some(at_ms) = event_time_ms(&line) {
+            calls.clock(at_ms);
+        }
+        self.line(&line, calls);
+        Ok(())
+    }
+}
+
+/// The clock reading of a line: a transcript's `timestamp`, else the
+/// Event's `meta.ts` (unix milliseconds or RFC 3339).
+fn event_time_ms(line: &Value) -> Option<u64> {
+    let stamp = line.get("timestamp").or_else(|| at_path(line, &["meta", "ts"]))?;
+    match stamp {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => rfc3339_ms(s),
+        _ => None,
+    }
+}
+
+impl DeepworkAdapter {
+    /// An adapter with no state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Translates one line already parsed: a deepwork Event, or a
+    /// transcript line (whose `progress` lines carry the Event in
+    /// `workstream`, and whose `user` lines begin a new run). Its time
+    /// stamp is not read as a clock reading here: [`Adapter::translate`]
+    /// does that.
+    pub fn line(&mut self, line: &Value, calls: &mut dyn CallSink) {
+        if line.get("kind").is_some() {
+            return self.event(line, None, calls);
+        }
+        let transcript_session = line.get("sessionId").and_then(Value::as_str);
+        match line.get("type").and_then(Value::as_str) {
+            Some("progress") => match line.get("workstream") {
+                Some(event) => self.event(event, transcript_session, calls),
+                None => report(
+                    calls,
+                    transcript_session,
+                    AnomalyKind::UnknownEvent,
+                    &format!("deepwork: progress line without workstream: {line}"),
+                ),
+            },
+            Some("user") => {
+                calls.call(transcript_session, Call::Start);
+                let text = at_path(line, &["message", "content"]).cloned().unwrap_or(Value::Null);
+                let meta = one("deepwork_user_message", text);
+                calls.call(transcript_session, Call::RunMeta { meta: &meta });
+            }
+            _ => report(
+                calls,
+                transcript_session,
+                AnomalyKind::UnknownEvent,
+                &format!("deepwork: line of unknown type: {line}"),
+            ),
+        }
+    }
+
+    fn event(&mut self, event: &Value, transcript_session: Option<&str>, calls: &mut dyn CallSink) {
+        // Multi-source attribution keys the session.
+        let session = event.get("source").and_then(Value::as_str).or(transcript_session);
+        let kind = event.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let text = |field: &str| event.get(field).and_then(Value::as_str).unwrap_or_default();
+        let tool = |field: &str| at_path(event, &["tool", field]);
+        match kind {
+            "text" => calls.call(session, Call::Message { text: text("content") }),
+            "thinking" => calls.call(session, Call::Thought { text: text("content") }),
+            "tool_start" => {
+                let id = tool("id").and_then(Value::as_str).unwrap_or_default();
+                let name = tool("name").and_then(Value::as_str).unwrap_or_default();
+                // A repeated tool_start for the same id is an update: the
+                // declaration upserts, the input replaces.
+                calls.call(session, Call::ToolCall { id, title: name });
+                if let Some(input) = tool("input") {
+                    calls.call(session, Call::ArgsSnapshot { id, args: &json_text(input) });
+                }
+                tool_meta(event, session, id, calls);
+            }
+            "tool_result" => {
+                let id = tool("id").and_then(Value::as_str).unwrap_or_default();
+                tool_meta(event, session, id, calls);
+                let failed = tool("is_error").and_then(Value::as_bool) == Some(true);
+                let output = output_text(tool("output"));
+                let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+                calls.call(session, Call::ToolUpdate { id, content: &output, status });
+            }
+            "usage" => match usage_total(event) {
+                Some(total) => calls.call(session, Call::TokenUsage { total }),
+                None => report(
+                    calls,
+                    session,
+                    AnomalyKind::UnknownEvent,
+                    &format!("deepwork: usage without a token count: {event}"),
+                ),
+            },
+            "done" => {
+                if let Some(meta) = event.get("meta") {
+                    let meta = one("deepwork_done", meta.clone());
+                    calls.call(session, Call::RunMeta { meta: &meta });
+                }
+                let reason = event.get("reason").or_else(|| event.get("status")).and_then(Value::as_str);
+                let canceled = matches!(reason, Some("cancel" | "canceled" | "cancelled"));
+                let reason = if canceled { FinishReason::Canceled } else { FinishReason::Interrupted };
+                calls.call(session, Call::Finish { reason });
+            }
+            "error" => report(calls, session, AnomalyKind::ProtocolError, &format!("deepwork: error: {event}")),
+            "status" => {
+                let statuses = self.statuses.entry(session.map(str::to_owned)).or_default();
+                statuses.count("deepwork_statuses", text("status"), session, calls);
+            }
+            "raw" => report(calls, session, AnomalyKind::UnknownEvent, &format!("deepwork: raw event: {event}")),
+            other => {
+                report(calls, session, AnomalyKind::UnknownEvent, &format!("deepwork: event kind `{other}`: {event}"))
+            }
+        }
+    }
+}
+
+/// Keeps a tool event's `meta` and `duration_ms` with the tool call.
+fn tool_meta(event: &Value, session: Option<&str>, id: &str, calls: &mut dyn CallSink) {
+    let mut meta = Meta::new();
+    if let Some(value) = event.get("meta") {
+        meta.insert("deepwork_meta".to_owned(), value.clone());
+    }
+    if let Some(value) = at_path(event, &["tool", "duration_ms"]) {
+        meta.insert("duration_ms".to_owned(), value.clone());
+    }
+    if !meta.is_empty() {
+        calls.call(session, Call::ToolMeta { id, meta: &meta });
+    }
+}
+
+/// The context-window occupancy of a `usage` event: its input tokens,
+/// cached ones included (that is what fills the window; output tokens of
+/// the turn are not counted), or a `total_tokens` when that is all there is.
+fn usage_total(event: &Value) -> Option<u64> {
+    let usage = event.get("usage").unwrap_or(event);
+    let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+    let input = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
+        .iter()
+        .filter_map(|name| field(name))
+        .reduce(|a, b| a + b);
+    input.or_else(|| field("total_tokens"))
+}

@@ -1,0 +1,161 @@
+//! Input formats: one adapter per protocol, one registry of them all.
+//!
+//! An adapter only translates: it reads one payload of its protocol (the
+//! bytes of one JSON value, a line or an SSE event's data) and makes the
+//! [`Call`]s it means, each addressed to a session, on a [`CallSink`]. The
+//! rules stay in the state machine, so an adapter is a table of "this native
+//! event is these calls" and nothing more.
+//!
+//! Every format is one file of this module and one row of [`REGISTRY`]:
+//! `--from` parsing, `--from auto` detection, the replay's decoder, the
+//! command line's `--help` and usage line are all derived from the rows, so
+//! adding a format cannot leave a list behind.
+//!
+//! ```
+//! use roundup::adapters::{Adapter, InputFormat};
+//! use roundup::Call;
+//!
+//! let acp = InputFormat::named("acp").unwrap();
+//! let mut adapter = acp.adapter();
+//! let mut calls = Vec::new();
+//! let line = br#"{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hi"}}}"#;
+//! adapter
+//!     .translate(line, &mut |session: Option<&str>, call: Call<'_>| {
+//!         calls.push(format!("{session:?} {}", serde_json::to_string(&call).unwrap()))
+//!     })
+//!     .unwrap();
+//! assert_eq!(calls, [r#"Some("s1") {"op":"message","text":"Hi"}"#]);
+//! ```
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::bad_line::BadLine;
+use crate::call::Call;
+
+mod support;
+
+/// Declares each format's module (the file of that name) and lists its
+/// `FORMAT` row in [`REGISTRY`], so that a format is named once.
+macro_rules! registry {
+    ($($format:ident),* $(,)?) => {
+        $(pub mod $format;)*
+
+        /// The input formats, in the order `--from auto` tries them on the
+        /// first event; the first row is also what an undecidable input is
+        /// read as (ops JSONL, whose reader then says what is wrong with
+        /// each line).
+        pub static REGISTRY: &[&InputFormat] = &[$(&$format::FORMAT),*];
+    };
+}
+
+registry![ops, acp, uagent, deepwork];
+
+/// Translates the payloads of one stream of a protocol into calls.
+///
+/// One adapter reads one stream (a connection, a recorded file): it keeps
+/// whatever the translation needs across events (which request a response
+/// answers, which text a whole message repeats), and nothing else.
+pub trait Adapter: Send + fmt::Debug {
+    /// Translates one payload (the bytes of one JSON value), making its
+    /// calls on `calls`. A payload that cannot be read at all is a
+    /// [`BadLine`]; an event that reads but means nothing the adapter knows
+    /// is reported through `calls` as an anomaly that keeps it, so nothing
+    /// is dropped silently.
+    fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine>;
+}
+
+/// Receives the calls an adapter makes, each addressed to a session (`None`
+/// for an event that names none), and the clock readings the protocol
+/// carries.
+///
+/// Any `FnMut(Option<&str>, Call<'_>)` closure is a call sink that ignores
+/// clock readings.
+pub trait CallSink {
+    /// One call for `session`.
+    fn call(&mut self, session: Option<&str>, call: Call<'_>);
+
+    /// The protocol's own clock reading (unix milliseconds) for the calls
+    /// that follow, for protocols that stamp their events.
+    fn clock(&mut self, _at_ms: u64) {}
+}
+
+impl<F: FnMut(Option<&str>, Call<'_>)> CallSink for F {
+    fn call(&mut self, session: Option<&str>, call: Call<'_>) {
+        self(session, call)
+    }
+}
+
+/// One input format: a row of [`REGISTRY`].
+pub struct InputFormat {
+    name: &'static str,
+    about: &'static str,
+    detect: fn(&Map<String, Value>) -> bool,
+    adapter: fn() -> Box<dyn Adapter>,
+}
+
+impl fmt::Debug for InputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("InputFormat").field(&self.name).finish()
+    }
+}
+
+impl PartialEq for InputFormat {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for InputFormat {}
+
+impl InputFormat {
+    /// The name `--from` takes.
+    ///
+    /// ```
+    /// let names: Vec<&str> = roundup::adapters::REGISTRY.iter().map(|f| f.name()).collect();
+    /// assert_eq!(names[0], "ops");
+    /// ```
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// What the format is and how it maps onto sessions and runs: the text
+    /// `roundup --help` shows under its name.
+    pub fn about(&self) -> &'static str {
+        self.about
+    }
+
+    /// A new adapter for one stream of this format.
+    pub fn adapter(&self) -> Box<dyn Adapter> {
+        (self.adapter)()
+    }
+
+    /// The format of this name.
+    ///
+    /// ```
+    /// use roundup::adapters::InputFormat;
+    /// assert_eq!(InputFormat::named("uagent").map(InputFormat::name), Some("uagent"));
+    /// assert!(InputFormat::named("xml").is_none());
+    /// ```
+    pub fn named(name: &str) -> Option<&'static InputFormat> {
+        REGISTRY.iter().copied().find(|format| format.name == name)
+    }
+
+    /// The format of an input whose first event is `payload`: the first row
+    /// whose detection accepts it, else the first row.
+    ///
+    /// ```
+    /// use roundup::adapters::InputFormat;
+    /// assert_eq!(InputFormat::detect(br#"{"op":"message","text":"Hi"}"#).name(), "ops");
+    /// assert_eq!(InputFormat::detect(br#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#).name(), "acp");
+    /// assert_eq!(InputFormat::detect(b"not json").name(), "ops");
+    /// ```
+    pub fn detect(payload: &[u8]) -> &'static InputFormat {
+        let first = REGISTRY[0];
+        let Ok(Value::Object(event)) = serde_json::from_slice::<Value>(payload) else {
+            return first;
+        };
+        REGISTRY.iter().copied().find(|format| (format.detect)(&event)).unwrap_or(first)
+    }
+}

@@ -1,0 +1,51 @@
+//! Ops JSONL (SPEC §3), roundup's own format: one recorded call per line,
+//! as the [`Recorder`](crate::Recorder) writes it. The line decoder (and
+//! its fast path for flat lines) is [`OpsLine`]; this adapter only hands
+//! its calls on.
+//!
+//! ```
+//! use roundup::adapters::{ops::OpsAdapter, Adapter};
+//! use roundup::Call;
+//!
+//! let mut ops = OpsAdapter::default();
+//! let mut seen = Vec::new();
+//! ops.translate(br#"{"op":"message","text":"Hi","session":"s1"}"#, &mut |session: Option<&str>, call: Call<'_>| {
+//!     seen.push((session.map(str::to_owned), call.op_name()))
+//! })
+//! .unwrap();
+//! assert_eq!(seen, [(Some("s1".to_owned()), "message")]);
+//!
+//! let bad = ops.translate(br#"{"op":"message"}"#, &mut |_: Option<&str>, _: Call<'_>| {}).unwrap_err();
+//! assert_eq!(bad.reason, "missing field `text`");
+//! ```
+
+use serde_json::{Map, Value};
+
+use super::{Adapter, CallSink, InputFormat};
+use crate::bad_line::BadLine;
+use crate::ops::OpsLine;
+
+/// The registry row of ops JSONL.
+pub static FORMAT: InputFormat = InputFormat {
+    name: "ops",
+    about: "ops JSONL: one StreamHandler call per line,\ne.g. {\"op\":\"message\",\"text\":\"Hi\",\"at_ms\":100}",
+    detect: |event: &Map<String, Value>| event.contains_key("op"),
+    adapter: || Box::new(OpsAdapter),
+};
+
+/// Reads ops JSONL lines. It keeps no state: every line is a whole call.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OpsAdapter;
+
+impl Adapter for OpsAdapter {
+    fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        let line = OpsLine::parse(payload)?;
+        if let Some(at_ms) = line.at_ms() {
+            calls.clock(at_ms);
+        }
+        if let Some(call) = line.call()? {
+            calls.call(line.session(), call);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,164 @@
+//! What the adapters share: reading native events, reporting what they
+//! cannot translate, and keeping what they carry as metadata.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::CallSink;
+use crate::bad_line::BadLine;
+use crate::call::Call;
+use crate::model::{AnomalyKind, Meta};
+
+/// Parses a payload into a JSON value; the [`BadLine`] when it is not JSON.
+pub(crate) fn parse_event(payload: &[u8]) -> Result<Value, BadLine> {
+    serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))
+}
+
+/// Reports what an adapter cannot translate as an anomaly that keeps what
+/// it saw.
+pub(crate) fn report(calls: &mut dyn CallSink, session: Option<&str>, kind: AnomalyKind, detail: &str) {
+    calls.call(session, Call::Anomaly { kind, id: None, detail });
+}
+
+/// Metadata with one key.
+pub(crate) fn one(key: &str, value: Value) -> Meta {
+    let mut meta = Meta::new();
+    meta.insert(key.to_owned(), value);
+    meta
+}
+
+/// The fields of `event` that it has, as metadata under their own names.
+pub(crate) fn pick(event: &Value, fields: &[&str]) -> Meta {
+    fields.iter().filter_map(|f| Some(((*f).to_owned(), event.get(*f)?.clone()))).collect()
+}
+
+/// The value at a path of object keys. `Value::pointer` would do, but it
+/// allocates for every key it unescapes, on every event.
+pub(crate) fn at_path<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v Value> {
+    keys.iter().try_fold(value, |value, key| value.get(key))
+}
+
+/// A JSON value as text, the way protocols mean it when they put a value
+/// where text goes (arguments): a string is its own text, anything else is
+/// its JSON.
+pub(crate) fn json_text(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(text) => Cow::Borrowed(text),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// Tool output as text: like [`json_text`], but `null` or nothing is no
+/// output at all.
+pub(crate) fn output_text(value: Option<&Value>) -> Cow<'_, str> {
+    match value {
+        Some(Value::Null) | None => Cow::Borrowed(""),
+        Some(value) => json_text(value),
+    }
+}
+
+/// Counts of events that carry nothing for rounds, by kind, kept in the
+/// run's summary under one key so that their occurrence is not lost.
+#[derive(Debug, Default)]
+pub(crate) struct EventCounts(Meta);
+
+impl EventCounts {
+    /// Counts one more `kind`, and hands the run metadata that now carries
+    /// every count under `key` to `calls`.
+    pub(crate) fn count(&mut self, key: &str, kind: &str, session: Option<&str>, calls: &mut dyn CallSink) {
+        let count = self.0.get(kind).and_then(Value::as_u64).unwrap_or(0);
+        self.0.insert(kind.to_owned(), (count + 1).into());
+        let meta = one(key, Value::Object(self.0.clone()));
+        calls.call(session, Call::RunMeta { meta: &meta });
+    }
+}
+
+/// An RFC 3339 timestamp (`2026-09-23T12:32:07.496787Z`, or with a `±HH:MM`
+/// offset) as unix milliseconds; `None` before the epoch or when it does
+/// not parse.
+pub(crate) fn rfc3339_ms(text: &str) -> Option<u64> {
+    u64::try_from(parse_rfc3339(text)? / 1_000_000).ok()
+}
+
+/// Parses an RFC 3339 timestamp into nanoseconds since the unix epoch.
+pub(crate) fn parse_rfc3339(text: &str) -> Option<i128> {
+    let b = text.as_bytes();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(range)?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut at = 19;
+    let mut nanos: i128 = 0;
+    if b.get(at) == Some(&b'.') {
+        let digits = b[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            return None;
+        }
+        let fraction = text.get(at + 1..at + 1 + digits.min(9))?;
+        nanos = i128::from(fraction.parse::<i64>().ok()?) * 10i128.pow(9 - digits.min(9) as u32);
+        at += 1 + digits;
+    }
+    let offset = match b.get(at)? {
+        b'Z' | b'z' if at + 1 == b.len() => 0,
+        sign @ (b'+' | b'-') if at + 6 == b.len() && b[at + 3] == b':' => {
+            let minutes = num(at + 1..at + 3)? * 60 + num(at + 4..at + 6)?;
+            if *sign == b'+' {
+                minutes
+            } else {
+                -minutes
+            }
+        }
+        _ => return None,
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset * 60;
+    Some(i128::from(seconds) * 1_000_000_000 + nanos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_to_nanoseconds() {
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339("2026-09-23T12:32:07.496787Z"), Some(1_790_166_727_496_787_000));
+        assert_eq!(parse_rfc3339("2026-09-23T14:32:07.5+02:00"), Some(1_790_166_727_500_000_000));
+        assert_eq!(parse_rfc3339("2000-02-29T00:00:00Z"), Some(951_782_400_000_000_000));
+        for bad in ["<now>", "2026-09-23", "2026-13-01T00:00:00Z", "2026-09-23T12:32:07.Z", "2026-09-23T12:32:07"] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn values_read_as_text() {
+        assert_eq!(json_text(&Value::from("a")), "a");
+        assert_eq!(json_text(&Value::Null), "null");
+        assert_eq!(output_text(Some(&Value::Null)), "");
+        assert_eq!(output_text(None), "");
+        assert_eq!(output_text(Some(&serde_json::json!({"k": [1]}))), r#"{"k":[1]}"#);
+        assert_eq!(rfc3339_ms("1970-01-01T00:00:01.5Z"), Some(1_500));
+        assert_eq!(rfc3339_ms("1969-12-31T23:59:59Z"), None);
+    }
+}

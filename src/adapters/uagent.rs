@@ -1,0 +1,365 @@
+//! The uagent `--stream` JSONL (schema v1) adapter, with the `uah`
+//! superset's `text_delta` and `reasoning_delta`.
+//!
+//! Besides translating events into calls, it recomputes uagent's own run
+//! statistics from the events (the algorithm of uagent's `core/stats.go`,
+//! summarised in tests/fixtures/README.md) and puts them into the run's
+//! summary line as `uagent_stats`, with uagent's field names.
+//!
+//! ```
+//! use roundup::adapters::{uagent::UagentAdapter, Adapter};
+//! use roundup::{Call, RoundBuilder, StreamHandler};
+//!
+//! let builder = RoundBuilder::new();
+//! let mut uagent = UagentAdapter::new();
+//! for line in [
+//!     r#"{"type":"run_started","session_id":"s","at":"2026-01-01T00:00:00Z","v":1}"#,
+//!     r#"{"type":"assistant_message","text":"hello","final":true,"at":"2026-01-01T00:00:01Z","v":1}"#,
+//! ] {
+//!     uagent.translate(line.as_bytes(), &mut |_: Option<&str>, call: Call<'_>| builder.call(call)).unwrap();
+//! }
+//! builder.finish_if_running(roundup::FinishReason::Interrupted);
+//! assert_eq!(builder.rounds()[0].message, "hello");
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{json, Map, Value};
+
+use super::support::{one, parse_event, parse_rfc3339, pick, report, rfc3339_ms, json_text, EventCounts};
+use super::{Adapter, CallSink, InputFormat};
+use crate::bad_line::BadLine;
+use crate::call::Call;
+use crate::model::{AnomalyKind, FinishReason, ToolCallStatus};
+
+/// The registry row of uagent `--stream` JSONL.
+pub static FORMAT: InputFormat = InputFormat {
+    name: "uagent",
+    about: "uagent --stream JSONL (and the uah superset);
+uagent's run statistics are recomputed into
+the summary as uagent_stats",
+    detect: |event: &Map<String, Value>| event.get("type").and_then(Value::as_str).is_some_and(|t| EVENTS.contains(&t)),
+    adapter: || Box::<UagentAdapter>::default(),
+};
+
+/// The event types of uagent `--stream` JSONL, by which it is detected.
+const EVENTS: [&str; 14] = [
+    "run_started",
+    "run_finished",
+    "user_message",
+    "control_input",
+    "turn_started",
+    "model_responded",
+    "tool_called",
+    "tool_started",
+    "tool_finished",
+    "assistant_message",
+    "reasoning",
+    "text_delta",
+    "reasoning_delta",
+    "runner_error",
+];
+
+/// A span of time, in nanoseconds since the epoch.
+type Span = (i128, i128);
+
+/// What uagent's statistics need, gathered over one run.
+#[derive(Debug, Default)]
+struct Stats {
+    first: Option<i128>,
+    last: Option<i128>,
+    /// Turns: start of the open one, and the finished spans.
+    turn_open: Option<i128>,
+    model_spans: Vec<Span>,
+    /// Tools: open spans by op id, finished spans.
+    tools_open: HashMap<String, i128>,
+    tool_spans: Vec<Span>,
+    turns: u64,
+    user_messages: u64,
+    model_responses: u64,
+    tool_calls: u64,
+    failed_tool_calls: u64,
+    tools_by_name: BTreeMap<String, u64>,
+    tokens: BTreeMap<String, u64>,
+    stop_reasons: BTreeMap<String, u64>,
+    final_answer: bool,
+}
+
+impl Stats {
+    fn saw(&mut self, at: Option<i128>) {
+        if let Some(at) = at {
+            self.first = Some(self.first.map_or(at, |f| f.min(at)));
+            self.last = Some(self.last.map_or(at, |l| l.max(at)));
+        }
+    }
+
+    /// The statistics, with uagent's field names. Unfinished spans end at
+    /// the later of the last event and the run's end; milliseconds are
+    /// truncated only at the end.
+    fn to_json(&self, end: Option<i128>) -> Value {
+        let close = end.into_iter().chain(self.last).max().unwrap_or(0);
+        let mut model = self.model_spans.clone();
+        model.extend(self.turn_open.map(|start| (start, close.max(start))));
+        let mut tools = self.tool_spans.clone();
+        tools.extend(self.tools_open.values().map(|&start| (start, close.max(start))));
+        let max_parallel = peak(&tools);
+        let (model, tools) = (merge(model), merge(tools));
+        let ms = |nanos: i128| (nanos / 1_000_000) as u64;
+        let mut stats = json!({
+            "event_span_ms": ms(self.last.zip(self.first).map_or(0, |(l, f)| l - f)),
+            "model_ms": ms(length(&model)),
+            "tool_busy_ms": ms(length(&tools)),
+            "tool_model_overlap_ms": ms(overlap(&model, &tools)),
+            "turns": self.turns,
+            "user_messages": self.user_messages,
+            "model_responses": self.model_responses,
+            "tool_calls": self.tool_calls,
+            "failed_tool_calls": self.failed_tool_calls,
+            "max_parallel_tools": max_parallel,
+            "tools_by_name": self.tools_by_name,
+            "tokens": self.tokens,
+            "final_answer": self.final_answer,
+        });
+        if !self.stop_reasons.is_empty() {
+            stats["stop_reasons"] = json!(self.stop_reasons);
+        }
+        stats
+    }
+}
+
+/// Sorted, with touching or overlapping spans merged.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_unstable();
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for (start, end) in spans {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
+}
+
+fn length(spans: &[Span]) -> i128 {
+    spans.iter().map(|(s, e)| e - s).sum()
+}
+
+/// The length of the intersection of two merged span lists.
+fn overlap(a: &[Span], b: &[Span]) -> i128 {
+    let (mut i, mut j, mut total) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        let (start, end) = (a[i].0.max(b[j].0), a[i].1.min(b[j].1));
+        total += (end - start).max(0);
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    total
+}
+
+/// The peak number of spans open at once; an end and a start at the same
+/// instant are not parallel.
+fn peak(spans: &[Span]) -> u64 {
+    let mut edges: Vec<(i128, i32)> = spans.iter().flat_map(|&(s, e)| [(s, 1), (e, -1)]).collect();
+    // Ends sort before starts at the same instant.
+    edges.sort_unstable();
+    let (mut open, mut peak) = (0i64, 0i64);
+    for (_, delta) in edges {
+        open += i64::from(delta);
+        peak = peak.max(open);
+    }
+    peak as u64
+}
+
+/// Translates uagent `--stream` events into calls. One adapter per stream:
+/// events after `run_started` belong to its `session_id`.
+#[derive(Debug, Default)]
+pub struct UagentAdapter {
+    session: Option<String>,
+    stats: Stats,
+    /// Text already streamed by `text_delta` / `reasoning_delta` that the
+    /// next `assistant_message` / `reasoning` repeats.
+    streamed_text: String,
+    streamed_reasoning: String,
+    /// A reasoning line was given in the current round: the next one is
+    /// joined with a line break.
+    reasoning_in_round: bool,
+    user_messages: Vec<Value>,
+    other_events: EventCounts,
+}
+
+impl Adapter for UagentAdapter {
+    fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        let event = parse_event(payload)?;
+        if let Some(at_ms) = event.get("at").and_then(Value::as_str).and_then(rfc3339_ms) {
+            calls.clock(at_ms);
+        }
+        self.event(&event, calls);
+        Ok(())
+    }
+}
+
+impl UagentAdapter {
+    /// An adapter with no state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Translates one event already parsed (its `at` is not read as a
+    /// clock reading here: [`Adapter::translate`] does that).
+    pub fn event(&mut self, event: &Value, calls: &mut dyn CallSink) {
+        let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
+        let at = event.get("at").and_then(Value::as_str).and_then(parse_rfc3339);
+        if kind == "run_started" {
+            self.session = event.get("session_id").and_then(Value::as_str).map(str::to_owned);
+            *self = UagentAdapter { session: self.session.take(), ..UagentAdapter::default() };
+            calls.call(self.session.as_deref(), Call::Start);
+            let run = pick(event, &["model", "provider", "effort", "run_id", "workspace"]);
+            let meta = one("uagent_run", Value::Object(run));
+            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
+        }
+        self.stats.saw(at);
+        let session = self.session.clone();
+        let session = session.as_deref();
+        let text = |field: &str| event.get(field).and_then(Value::as_str).unwrap_or_default();
+        match kind {
+            "run_started" => {}
+            "user_message" => {
+                self.stats.user_messages += 1;
+                self.user_messages.push(event.get("text").cloned().unwrap_or(Value::Null));
+                let meta = one("uagent_user_messages", Value::Array(self.user_messages.clone()));
+                calls.call(session, Call::RunMeta { meta: &meta });
+            }
+            "turn_started" => {
+                self.stats.turns += 1;
+                self.stats.turn_open = at.or(self.stats.turn_open);
+            }
+            "model_responded" => {
+                self.stats.model_responses += 1;
+                if let (Some(start), Some(end)) = (self.stats.turn_open.take(), at) {
+                    self.stats.model_spans.push((start, end.max(start)));
+                }
+                if let Some(stop) = event.get("stop").and_then(Value::as_str).filter(|s| *s != "complete") {
+                    *self.stats.stop_reasons.entry(stop.to_owned()).or_default() += 1;
+                }
+                if let Some(usage) = event.get("usage").and_then(Value::as_object) {
+                    for (name, value) in usage {
+                        *self.stats.tokens.entry(name.clone()).or_default() += value.as_u64().unwrap_or(0);
+                    }
+                    if let Some(input) = usage.get("input").and_then(Value::as_u64) {
+                        calls.call(session, Call::TokenUsage { total: input });
+                    }
+                }
+            }
+            "tool_called" => {
+                let (id, name) = (text("call_id"), text("name"));
+                self.stats.tool_calls += 1;
+                *self.stats.tools_by_name.entry(name.to_owned()).or_default() += 1;
+                self.reasoning_in_round = false;
+                calls.call(session, Call::ToolCall { id, title: name });
+                if let Some(args) = event.get("arguments") {
+                    calls.call(session, Call::ArgsSnapshot { id, args: &json_text(args) });
+                }
+                let meta = pick(event, &["label"]);
+                if !meta.is_empty() {
+                    calls.call(session, Call::ToolMeta { id, meta: &meta });
+                }
+            }
+            "tool_started" => {
+                if let (Some(op), Some(at)) = (event.get("op_id").and_then(Value::as_str), at) {
+                    self.stats.tools_open.insert(op.to_owned(), at);
+                }
+                let meta = pick(event, &["op_id", "op_type"]);
+                calls.call(session, Call::ToolMeta { id: text("call_id"), meta: &meta });
+            }
+            "tool_finished" => {
+                let id = text("call_id");
+                let ok = event.get("ok").and_then(Value::as_bool) == Some(true);
+                if let Some(op) = event.get("op_id").and_then(Value::as_str) {
+                    if let (Some(start), Some(end)) = (self.stats.tools_open.remove(op), at) {
+                        self.stats.tool_spans.push((start, end.max(start)));
+                    }
+                }
+                if !ok {
+                    self.stats.failed_tool_calls += 1;
+                }
+                let meta = pick(event, &["label", "op_id", "op_type", "out_path", "err_path", "duration_ms"]);
+                if !meta.is_empty() {
+                    calls.call(session, Call::ToolMeta { id, meta: &meta });
+                }
+                let status = if ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
+                calls.call(session, Call::ToolUpdate { id, content: text("detail"), status });
+            }
+            "text_delta" => {
+                self.streamed_text.push_str(text("text"));
+                calls.call(session, Call::Message { text: text("text") });
+            }
+            "reasoning_delta" => {
+                self.streamed_reasoning.push_str(text("text"));
+                calls.call(session, Call::Thought { text: text("text") });
+            }
+            "assistant_message" => {
+                if event.get("final").and_then(Value::as_bool) == Some(true) {
+                    self.stats.final_answer = true;
+                }
+                let streamed = std::mem::take(&mut self.streamed_text);
+                self.unstreamed(session, text("text"), &streamed, false, calls);
+            }
+            "reasoning" => {
+                let line =
+                    event.get("text").or_else(|| event.get("summary")).and_then(Value::as_str).unwrap_or_default();
+                let streamed = std::mem::take(&mut self.streamed_reasoning);
+                if streamed.is_empty() && self.reasoning_in_round && !line.is_empty() {
+                    calls.call(session, Call::Thought { text: "\n" });
+                }
+                self.unstreamed(session, line, &streamed, true, calls);
+                self.reasoning_in_round = true;
+            }
+            "runner_error" => {
+                report(calls, session, AnomalyKind::ProtocolError, &format!("uagent: runner_error: {event}"));
+            }
+            "run_finished" => {
+                let summary = event.get("summary").unwrap_or(&Value::Null);
+                let mut meta = one("uagent_stats", self.stats.to_json(at));
+                meta.insert("uagent_run_summary".to_owned(), summary.clone());
+                calls.call(session, Call::RunMeta { meta: &meta });
+                let status = summary.get("status").and_then(Value::as_str).unwrap_or_default();
+                let reason = match status {
+                    "interrupted" | "timeout" => FinishReason::Canceled,
+                    _ => FinishReason::Interrupted,
+                };
+                calls.call(session, Call::Finish { reason });
+            }
+            "control_input" => self.other_events.count("uagent_other_events", kind, session, calls),
+            _ => report(calls, session, AnomalyKind::UnknownEvent, &format!("uagent: event type `{kind}`: {event}")),
+        }
+    }
+
+    /// The part of a whole message (or reasoning line) that its deltas did
+    /// not already stream: never counted twice.
+    fn unstreamed(&self, session: Option<&str>, whole: &str, streamed: &str, thought: bool, calls: &mut dyn CallSink) {
+        let call = |text| if thought { Call::Thought { text } } else { Call::Message { text } };
+        match whole.strip_prefix(streamed) {
+            Some(rest) => calls.call(session, call(rest)),
+            None => {
+                let detail = format!("uagent: a whole message differs from its streamed deltas; kept: {whole:?}");
+                report(calls, session, AnomalyKind::ProtocolError, &detail);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_merge_overlap_and_peak() {
+        assert_eq!(merge(vec![(5, 9), (0, 2), (2, 4), (8, 12)]), [(0, 4), (5, 12)]);
+        assert_eq!(overlap(&[(0, 10), (20, 30)], &[(5, 25)]), 10);
+        assert_eq!(peak(&[(0, 5), (5, 9)]), 1, "an end and a start at one instant are not parallel");
+        assert_eq!(peak(&[(0, 5), (1, 9), (2, 3)]), 3);
+    }
+}

@@ -1,0 +1,47 @@
+//! The error of one input payload that cannot be applied.
+
+/// Why a line could not be applied, with what could still be recovered from
+/// it (its session and clock reading), so that the anomaly lands in the
+/// right run and the clock still moves.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct BadLine {
+    /// What is wrong, naming the field (`field `text`: expected a string,
+    /// found a number`).
+    pub reason: String,
+    /// The line's `session`, when it was a JSON object with a string one.
+    pub session: Option<String>,
+    /// The line's `at_ms`, when it was a JSON object with a numeric one.
+    pub at_ms: Option<u64>,
+}
+
+impl BadLine {
+    /// A payload that is not JSON at all (or not JSON as an adapter reads
+    /// it): nothing of it can be recovered.
+    pub(crate) fn json(error: &serde_json::Error) -> Self {
+        BadLine { reason: describe_json_error(error), session: None, at_ms: None }
+    }
+}
+
+/// Names what is wrong with a line that does not decode as an object.
+pub(crate) fn describe_json_error(error: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let message = strip_position(&error.to_string());
+    match error.classify() {
+        Category::Syntax if message.starts_with("recursion limit exceeded") => {
+            format!("JSON nested deeper than 128 levels{}", message.trim_start_matches("recursion limit exceeded"))
+        }
+        Category::Syntax => format!("not valid JSON: {message}"),
+        Category::Eof => format!("truncated JSON: {message}"),
+        Category::Data | Category::Io => message,
+    }
+}
+
+/// serde_json appends " at line 1 column N"; the line is ours to name, the
+/// column is worth keeping.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line 1 column ") {
+        Some(at) => format!("{} (column {})", &message[..at], &message[at + " at line 1 column ".len()..]),
+        None => message.to_owned(),
+    }
+}

@@ -1,0 +1,183 @@
+//! Output formats: one encoder per format, one registry of them all.
+//!
+//! An encoder turns what the builders deliver (records for persistence, or
+//! live UI events) into the bytes of one output format. It writes each of
+//! its values as one frame of [`Frames`], which frames them as JSON lines or
+//! as SSE events, so any format can be served over SSE without knowing it.
+//!
+//! Every format is one file of this module and one row of [`REGISTRY`]:
+//! `--emit` parsing, `--help` and the usage line are derived from the rows.
+//!
+//! ```
+//! use roundup::encoders::{Framing, Frames, OutputFormat};
+//! use roundup::UiEvent;
+//!
+//! let mut encoder = OutputFormat::named("ui").unwrap().encoder();
+//! let mut out = Frames::new(Framing::Sse);
+//! encoder.ui_event(Some("s1"), &UiEvent::MessageDelta { text: "Hi" }, 0, &mut out);
+//! assert_eq!(out.bytes(), b"data: {\"event\":\"message_delta\",\"text\":\"Hi\",\"session\":\"s1\"}\n\n");
+//! ```
+
+use std::fmt;
+
+use crate::model::Summary;
+use crate::sink::SinkRecord;
+use crate::ui::UiEvent;
+
+/// Declares each format's module (the file of that name) and lists its
+/// `FORMAT` row in [`REGISTRY`], so that a format is named once.
+macro_rules! registry {
+    ($($format:ident),* $(,)?) => {
+        $(pub mod $format;)*
+
+        /// The output formats; the first is the default.
+        pub static REGISTRY: &[&OutputFormat] = &[$(&$format::FORMAT),*];
+    };
+}
+
+registry![records, ui, deepwork];
+
+/// Turns delivered output into the bytes of one output format.
+///
+/// An encoder reads either the records for persistence (rounds, stitches,
+/// anomalies, meta patches and run summaries) or the live UI events, as
+/// [`reads`](Encoder::reads) says; whoever drives it produces only that.
+pub trait Encoder: Send + fmt::Debug {
+    /// What this encoder reads.
+    fn reads(&self) -> Reads;
+
+    /// A record for persistence, for an encoder that reads
+    /// [`Reads::Records`].
+    fn record(&mut self, _record: SinkRecord<'_>, _out: &mut Frames) {}
+
+    /// A run's summary, for an encoder that reads [`Reads::Records`].
+    fn summary(&mut self, _summary: &Summary, _out: &mut Frames) {}
+
+    /// A live UI event of `session` at clock reading `at_ms`, for an encoder
+    /// that reads [`Reads::UiEvents`].
+    fn ui_event(&mut self, _session: Option<&str>, _event: &UiEvent<'_>, _at_ms: u64, _out: &mut Frames) {}
+}
+
+/// What an [`Encoder`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reads {
+    /// Records for persistence and run summaries.
+    Records,
+    /// Live UI events.
+    UiEvents,
+}
+
+/// How the values of an output are separated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Framing {
+    /// One JSON value per line (`\n`-terminated).
+    #[default]
+    Lines,
+    /// One SSE event per value: `data: ` and the value, then a blank line.
+    Sse,
+}
+
+/// An output buffer that frames every value an encoder writes.
+///
+/// ```
+/// use roundup::encoders::{Framing, Frames};
+/// let mut out = Frames::new(Framing::Lines);
+/// out.frame(|buf| buf.extend_from_slice(b"{}"));
+/// out.frame(|_| {}); // nothing written: no frame
+/// assert_eq!(out.bytes(), b"{}\n");
+/// ```
+#[derive(Debug, Default)]
+pub struct Frames {
+    bytes: Vec<u8>,
+    framing: Framing,
+}
+
+impl Frames {
+    /// An empty buffer.
+    pub fn new(framing: Framing) -> Self {
+        Frames { bytes: Vec::with_capacity(1 << 17), framing }
+    }
+
+    /// Writes one value with `write`, framed; a write that adds nothing
+    /// adds no frame.
+    pub fn frame(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.bytes.len();
+        if self.framing == Framing::Sse {
+            self.bytes.extend_from_slice(b"data: ");
+        }
+        let value_start = self.bytes.len();
+        write(&mut self.bytes);
+        if self.bytes.len() == value_start {
+            self.bytes.truncate(start);
+            return;
+        }
+        self.bytes.extend_from_slice(if self.framing == Framing::Sse { b"\n\n" } else { b"\n" });
+    }
+
+    /// The framed bytes not yet taken.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Forgets the bytes (once written out), keeping the capacity.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+    }
+}
+
+/// One output format: a row of [`REGISTRY`].
+pub struct OutputFormat {
+    name: &'static str,
+    about: &'static str,
+    encoder: fn() -> Box<dyn Encoder>,
+}
+
+impl fmt::Debug for OutputFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("OutputFormat").field(&self.name).finish()
+    }
+}
+
+impl PartialEq for OutputFormat {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for OutputFormat {}
+
+impl OutputFormat {
+    /// The name `--emit` takes.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// What the format writes: the text `roundup --help` shows under its
+    /// name.
+    pub fn about(&self) -> &'static str {
+        self.about
+    }
+
+    /// A new encoder of this format.
+    pub fn encoder(&self) -> Box<dyn Encoder> {
+        (self.encoder)()
+    }
+
+    /// The format of this name.
+    ///
+    /// ```
+    /// use roundup::encoders::OutputFormat;
+    /// assert_eq!(OutputFormat::named("deepwork").map(OutputFormat::name), Some("deepwork"));
+    /// assert!(OutputFormat::named("html").is_none());
+    /// ```
+    pub fn named(name: &str) -> Option<&'static OutputFormat> {
+        REGISTRY.iter().copied().find(|format| format.name == name)
+    }
+
+    /// The default: the first row (`records`).
+    pub fn default_format() -> &'static OutputFormat {
+        REGISTRY[0]
+    }
+}

@@ -1,0 +1,29 @@
+//! The live UI events, one JSON object each, with the session they belong
+//! to: what a live view of roundup's own shape reads.
+
+use super::{Encoder, Frames, OutputFormat, Reads};
+use crate::ui::UiEvent;
+use crate::wire;
+
+/// The registry row of the UI events.
+pub static FORMAT: OutputFormat = OutputFormat {
+    name: "ui",
+    about: "the live UI events (message_start,
+message_delta, tool_call_start, ...), with
+session",
+    encoder: || Box::new(UiEncoder),
+};
+
+/// Writes UI events as the lines `--emit ui` prints.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct UiEncoder;
+
+impl Encoder for UiEncoder {
+    fn reads(&self) -> Reads {
+        Reads::UiEvents
+    }
+
+    fn ui_event(&mut self, session: Option<&str>, event: &UiEvent<'_>, _at_ms: u64, out: &mut Frames) {
+        out.frame(|buf| wire::write_ui_event(buf, session, event));
+    }
+}

@@ -1,0 +1,167 @@
+//! The small enums of the contract: the status a `tool_update` carries, why
+//! a run finished, and what a closed round's results and close mean.
+
+use serde::{Deserialize, Serialize};
+
+/// The status carried by a `tool_update` (SPEC §1).
+///
+/// The status decides what the update's content *is*: an argument delta
+/// while the call is `pending` or `in_progress`, the call's result once it is
+/// `completed` or `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// Declared, not started: content is an argument delta.
+    Pending,
+    /// Running: content is an argument delta.
+    InProgress,
+    /// Terminal: content is the successful result.
+    Completed,
+    /// Terminal: content is the error result.
+    Failed,
+}
+
+impl ToolCallStatus {
+    /// `true` for `completed` and `failed`, the statuses whose content is a
+    /// result rather than an argument delta.
+    ///
+    /// ```
+    /// use roundup::ToolCallStatus;
+    /// assert!(ToolCallStatus::Failed.is_terminal());
+    /// assert!(!ToolCallStatus::InProgress.is_terminal());
+    /// ```
+    pub fn is_terminal(self) -> bool {
+        matches!(self, ToolCallStatus::Completed | ToolCallStatus::Failed)
+    }
+
+    /// The wire name (`"in_progress"`, ...), as in ops JSONL.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCallStatus::Pending => "pending",
+            ToolCallStatus::InProgress => "in_progress",
+            ToolCallStatus::Completed => "completed",
+            ToolCallStatus::Failed => "failed",
+        }
+    }
+
+    /// Parses a wire name; `None` for anything outside the enum.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "pending" => ToolCallStatus::Pending,
+            "in_progress" => ToolCallStatus::InProgress,
+            "completed" => ToolCallStatus::Completed,
+            "failed" => ToolCallStatus::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a run ended with tool calls still waiting for a result (SPEC §1,
+/// `finish`). It becomes the reason of their placeholder results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FinishReason {
+    /// The user or the client stopped the run.
+    Canceled,
+    /// The run ended for any other reason (stream cut, process gone, end of
+    /// input, a new run starting over an unfinished one).
+    Interrupted,
+}
+
+impl FinishReason {
+    /// The wire name (`"canceled"` or `"interrupted"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::Canceled => "canceled",
+            FinishReason::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parses a wire name; `None` for anything outside the enum.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "canceled" => Some(FinishReason::Canceled),
+            "interrupted" => Some(FinishReason::Interrupted),
+            _ => None,
+        }
+    }
+}
+
+/// The two terminal statuses, the ones that carry a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TerminalStatus {
+    /// The tool succeeded.
+    Completed,
+    /// The tool failed.
+    Failed,
+}
+
+impl TerminalStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TerminalStatus::Completed => "completed",
+            TerminalStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Why a tool call has a placeholder instead of a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PlaceholderReason {
+    /// New text or reasoning closed the round first; a late result may
+    /// still stitch it.
+    Superseded,
+    /// The run was canceled.
+    Canceled,
+    /// The run ended otherwise.
+    Interrupted,
+}
+
+impl PlaceholderReason {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlaceholderReason::Superseded => "superseded",
+            PlaceholderReason::Canceled => "canceled",
+            PlaceholderReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl From<FinishReason> for PlaceholderReason {
+    fn from(reason: FinishReason) -> Self {
+        match reason {
+            FinishReason::Canceled => PlaceholderReason::Canceled,
+            FinishReason::Interrupted => PlaceholderReason::Interrupted,
+        }
+    }
+}
+
+/// What closed a round (SPEC §2, rules 2 to 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ClosedBy {
+    /// New text or reasoning arrived while the round had tool calls.
+    NextChunk,
+    /// The last pending tool call got its result.
+    ToolsDone,
+    /// The run finished.
+    Finish,
+}
+
+impl ClosedBy {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClosedBy::NextChunk => "next_chunk",
+            ClosedBy::ToolsDone => "tools_done",
+            ClosedBy::Finish => "finish",
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! Replaying a recorded stream: one builder per session, output encoded as
+//! one of the registered output formats.
+//!
+//! This is what `roundup replay` runs, and what the conformance tests run
+//! through the library. Lines are framed (raw JSON lines, or SSE `data:`
+//! events), translated by the input format's [`Adapter`], applied to the
+//! builder of their session, and what the builders deliver is written by
+//! the output format's [`Encoder`](crate::encoders::Encoder).
+
+use std::io::{self, BufRead, Write};
+
+use crate::adapters::{Adapter, InputFormat};
+use crate::bad_line::BadLine;
+use crate::encoders::{Framing, OutputFormat};
+use crate::handler::StreamHandler;
+use crate::model::AnomalyKind;
+
+mod framing;
+mod sessions;
+
+use framing::{frame, Framed};
+use sessions::Sessions;
+
+/// What a replay reads and writes.
+///
+/// ```
+/// use roundup::adapters::InputFormat;
+/// use roundup::encoders::{Framing, OutputFormat};
+/// use roundup::ReplayOptions;
+///
+/// let options = ReplayOptions::new()
+///     .from(InputFormat::named("acp").unwrap())
+///     .to(OutputFormat::named("deepwork").unwrap())
+///     .framing(Framing::Sse);
+/// assert_eq!(options.from.map(InputFormat::name), Some("acp"));
+/// assert_eq!(ReplayOptions::default().to.name(), "records");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReplayOptions {
+    /// The input format; `None` decides it from the first event
+    /// ([`InputFormat::detect`]).
+    pub from: Option<&'static InputFormat>,
+    /// The output format.
+    pub to: &'static OutputFormat,
+    /// How output values are separated: JSON lines, or SSE events.
+    pub framing: Framing,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions { from: None, to: OutputFormat::default_format(), framing: Framing::Lines }
+    }
+}
+
+impl ReplayOptions {
+    /// Input detected, records out as JSON lines.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads `format` instead of detecting it.
+    pub fn from(mut self, format: &'static InputFormat) -> Self {
+        self.from = Some(format);
+        self
+    }
+
+    /// Writes `format`.
+    pub fn to(mut self, format: &'static OutputFormat) -> Self {
+        self.to = format;
+        self
+    }
+
+    /// Separates output values by `framing`.
+    pub fn framing(mut self, framing: Framing) -> Self {
+        self.framing = framing;
+        self
+    }
+}
+
+/// Counts of a finished replay.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReplayStats {
+    /// Physical lines read, blank ones included.
+    pub lines: u64,
+    /// Lines (or SSE events) reported as `bad_line`.
+    pub bad_lines: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Sessions seen (the session-less one included).
+    pub sessions: usize,
+}
+
+/// Why a replay stopped early. Bad input never does: it is reported as
+/// `bad_line` and skipped.
+///
+/// The I/O error is the [`source`](std::error::Error::source), not part of
+/// the message, so that an error chain prints it once.
+///
+/// ```
+/// use std::error::Error;
+/// let error = roundup::ReplayError::Read(std::io::Error::other("disk on fire"));
+/// assert_eq!(error.to_string(), "cannot read the input");
+/// assert_eq!(error.source().unwrap().to_string(), "disk on fire");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// The input could not be read.
+    #[error("cannot read the input")]
+    Read(#[source] io::Error),
+    /// The output could not be written.
+    #[error("cannot write the output")]
+    Write(#[source] io::Error),
+}
+
+/// Hooks for a caller that wants to show what a replay is doing.
+///
+/// ```
+/// use roundup::{BadLine, ReplayObserver, ReplayOptions};
+///
+/// #[derive(Default)]
+/// struct Skipped(Vec<u64>);
+/// impl ReplayObserver for Skipped {
+///     fn bad_line(&mut self, line: u64, _error: &BadLine) {
+///         self.0.push(line);
+///     }
+/// }
+///
+/// let mut skipped = Skipped::default();
+/// let input = b"{\"op\":\"message\",\"text\":\"Hi\"}\nnot json\n";
+/// roundup::replay(&input[..], std::io::sink(), &ReplayOptions::new(), &mut skipped).unwrap();
+/// assert_eq!(skipped.0, [2]);
+/// ```
+pub trait ReplayObserver {
+    /// A line was skipped; it is also in the output as a `bad_line` anomaly.
+    fn bad_line(&mut self, _line: u64, _error: &BadLine) {}
+    /// Called about every 16 MiB of input.
+    fn progress(&mut self, _bytes: u64, _lines: u64) {}
+}
+
+/// Observes nothing.
+impl ReplayObserver for () {}
+
+const PROGRESS_EVERY: u64 = 16 << 20;
+const FLUSH_AT: usize = 64 << 10;
+/// A line buffer grown past this by one huge line is released afterwards.
+const KEEP_LINE_CAPACITY: usize = 1 << 20;
+
+/// Replays a recorded stream from `input`, writing the output of `options`
+/// to `output`.
+///
+/// ```
+/// let ops = br#"{"op":"message","text":"Hi"}
+/// {"op":"finish","reason":"canceled"}
+/// "#;
+/// let mut out = Vec::new();
+/// let stats = roundup::replay(&ops[..], &mut out, &roundup::ReplayOptions::new(), &mut ()).unwrap();
+/// let text = String::from_utf8(out).unwrap();
+/// let lines: Vec<&str> = text.lines().collect();
+/// assert!(lines[0].starts_with(r#"{"type":"round","run":0,"index":0,"closed_by":"finish","message":"Hi""#));
+/// assert!(lines[1].starts_with(r#"{"type":"summary""#));
+/// assert_eq!(stats.lines, 2);
+/// ```
+pub fn replay(
+    mut input: impl BufRead,
+    mut output: impl Write,
+    options: &ReplayOptions,
+    observer: &mut dyn ReplayObserver,
+) -> Result<ReplayStats, ReplayError> {
+    let mut replay = Replay::new(options);
+    let mut line = Vec::new();
+    let mut next_progress = PROGRESS_EVERY;
+    loop {
+        line.clear();
+        let read = input.read_until(b'\n', &mut line).map_err(ReplayError::Read)?;
+        if read == 0 {
+            break;
+        }
+        replay.stats.bytes += read as u64;
+        replay.line(&line, observer);
+        if line.capacity() > KEEP_LINE_CAPACITY {
+            line = Vec::new();
+        }
+        if replay.stats.bytes >= next_progress {
+            next_progress = replay.stats.bytes + PROGRESS_EVERY;
+            observer.progress(replay.stats.bytes, replay.stats.lines);
+        }
+        replay.flush(&mut output, FLUSH_AT)?;
+    }
+    replay.end(observer);
+    replay.flush(&mut output, 0)?;
+    output.flush().map_err(ReplayError::Write)?;
+    Ok(replay.stats)
+}
+
+/// A replay in progress: the adapter, the sessions, the SSE event being
+/// gathered.
+#[derive(Debug)]
+struct Replay {
+    /// `None` until the first payload decides it, for a detected format.
+    adapter: Option<Box<dyn Adapter>>,
+    sessions: Sessions,
+    /// The payload of an SSE event not yet complete, and its first line.
+    event: Vec<u8>,
+    event_line: u64,
+    stats: ReplayStats,
+}
+
+impl Replay {
+    fn new(options: &ReplayOptions) -> Self {
+        Replay {
+            adapter: options.from.map(InputFormat::adapter),
+            sessions: Sessions::new(options.to.encoder(), options.framing),
+            event: Vec::new(),
+            event_line: 0,
+            stats: ReplayStats::default(),
+        }
+    }
+
+    /// Takes one physical line (with or without its `\n`): raw lines are
+    /// payloads of their own, SSE `data:` lines are gathered until the blank
+    /// line that ends their event.
+    fn line(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
+        self.stats.lines += 1;
+        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        match frame(line) {
+            Framed::Data(data) => {
+                if self.event.is_empty() {
+                    self.event_line = self.stats.lines;
+                } else {
+                    self.event.push(b'\n');
+                }
+                self.event.extend_from_slice(data);
+            }
+            Framed::Blank | Framed::Field => self.end_event(observer),
+            Framed::Line(payload) => {
+                self.end_event(observer);
+                self.payload(payload, self.stats.lines, observer);
+            }
+        }
+    }
+
+    /// Decodes the SSE event gathered so far, if any.
+    fn end_event(&mut self, observer: &mut dyn ReplayObserver) {
+        if self.event.is_empty() {
+            return;
+        }
+        let event = std::mem::take(&mut self.event);
+        self.payload(&event, self.event_line, observer);
+        self.event = event;
+        self.event.clear();
+    }
+
+    /// Translates one payload (a JSON value) found at line `number`; a bad
+    /// one becomes a `bad_line` anomaly of its session.
+    fn payload(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
+        let adapter = self.adapter.get_or_insert_with(|| InputFormat::detect(payload).adapter());
+        let Err(error) = adapter.translate(payload, &mut self.sessions) else {
+            return;
+        };
+        self.stats.bad_lines += 1;
+        if let Some(at_ms) = error.at_ms {
+            self.sessions.set_clock(at_ms);
+        }
+        let detail = format!("line {number}: {}", error.reason);
+        self.sessions.get(error.session.as_deref()).anomaly(AnomalyKind::BadLine, None, &detail);
+        observer.bad_line(number, &error);
+    }
+
+    /// End of input: the last SSE event, then the sessions' ends.
+    fn end(&mut self, observer: &mut dyn ReplayObserver) {
+        self.end_event(observer);
+        self.stats.sessions = self.sessions.end();
+    }
+
+    /// Writes the pending output once it reaches `at_least` bytes.
+    fn flush(&self, output: &mut impl Write, at_least: usize) -> Result<(), ReplayError> {
+        self.sessions.flush(output, at_least).map_err(ReplayError::Write)
+    }
+}

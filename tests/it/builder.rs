@@ -1,0 +1,309 @@
+//! The self-locking builder: ordered delivery under concurrency,
+//! re-entrancy, panicking callbacks, backpressure, record and replay.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::thread;
+
+use roundup::{
+    Call, FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine, SinkRecord,
+    StreamHandler, ToolCallStatus, UiEvent, UiFlow,
+};
+use roundup_testkit::capture::{output_json, record_json, with_watchdog, Log};
+use serde_json::Value;
+
+/// Rebuilds the sequence of calls from the output that identifies each one:
+/// a UI event, or the anomaly it caused.
+fn calls_from_output(log: &[Value]) -> Vec<(String, String, String)> {
+    log.iter()
+        .filter_map(|v| {
+            let s = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+            let tag = v["event"].as_str().or(v["kind"].as_str())?;
+            match tag {
+                "message_delta" => Some(("message".into(), s("text"), String::new())),
+                "tool_call_start" => Some(("tool_call".into(), s("id"), s("title"))),
+                "tool_call_args" => Some(("args".into(), s("id"), s("args"))),
+                "unknown_tool_call" => Some(("args".into(), s("id"), s("detail"))),
+                "tool_call_result" | "tool_call_stitched" => Some(("result".into(), s("id"), s("content"))),
+                "duplicate_terminal" | "undeclared_terminal" => Some(("result".into(), s("id"), s("detail"))),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn concurrent_callers_get_output_in_state_order() {
+    const THREADS: usize = 4;
+    const ITERATIONS: usize = 300;
+    let log = Log::default();
+    let builder = Arc::new(log.attach(RoundBuilder::new().with_clock(ManualClock::new(0))));
+    with_watchdog(60, {
+        let builder = Arc::clone(&builder);
+        move || {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let builder = Arc::clone(&builder);
+                    thread::spawn(move || {
+                        for i in 0..ITERATIONS {
+                            let id = format!("t{t}-{i}");
+                            builder.message(&format!("m{t}-{i} "));
+                            builder.tool_call(&id, "bash");
+                            builder.tool_update(&id, "{}", ToolCallStatus::InProgress);
+                            builder.tool_update(&id, &format!("r{t}-{i}"), ToolCallStatus::Completed);
+                        }
+                    })
+                })
+                .collect();
+            for worker in workers {
+                worker.join().unwrap();
+            }
+        }
+    });
+    builder.finish(FinishReason::Interrupted);
+    let delivered = log.values();
+
+    // Replaying the calls in the order their UI events were delivered must
+    // give exactly the delivered output: delivery order is state order.
+    let calls = calls_from_output(&delivered);
+    assert_eq!(calls.len(), THREADS * ITERATIONS * 4);
+    let mut machine = RoundMachine::new(MachineOptions::default());
+    let mut out = Outputs::new();
+    for (op, a, b) in &calls {
+        let call = match op.as_str() {
+            "message" => Call::Message { text: a },
+            "tool_call" => Call::ToolCall { id: a, title: b },
+            "args" => Call::ToolUpdate { id: a, content: b, status: ToolCallStatus::InProgress },
+            _ => Call::ToolUpdate { id: a, content: b, status: ToolCallStatus::Completed },
+        };
+        machine.handle(call, 0, &mut out);
+    }
+    machine.handle(Call::Finish { reason: FinishReason::Interrupted }, 0, &mut out);
+    let expected: Vec<Value> = out.iter().map(output_json).collect();
+    assert_eq!(delivered.len(), expected.len());
+    assert!(delivered == expected, "delivered output differs from the state-order replay");
+    // And nothing was lost: every message fragment is in some round.
+    let all_text: usize = builder.rounds().iter().map(|r| r.message.len()).sum();
+    let fed: usize = (0..THREADS).flat_map(|t| (0..ITERATIONS).map(move |i| format!("m{t}-{i} ").len())).sum();
+    assert_eq!(all_text, fed);
+}
+
+/// A builder whose sink can reach the builder itself.
+fn self_referencing(
+    sink: impl Fn(&RoundBuilder, SinkRecord<'_>) + Send + Sync + 'static,
+    log: &Log,
+) -> Arc<RoundBuilder> {
+    let me: Arc<OnceLock<Weak<RoundBuilder>>> = Arc::default();
+    let handle = Arc::clone(&me);
+    let ui_log = log.clone();
+    let sink_log = log.clone();
+    let builder = Arc::new(
+        RoundBuilder::new()
+            .with_clock(ManualClock::new(0))
+            .with_sink(move |record: SinkRecord<'_>| {
+                sink_log.push(record_json(record));
+                if let Some(builder) = handle.get().and_then(Weak::upgrade) {
+                    sink(&builder, record);
+                }
+            })
+            .with_ui(move |event: &UiEvent<'_>| {
+                ui_log.push(serde_json::to_value(event).unwrap());
+                UiFlow::Continue
+            }),
+    );
+    me.set(Arc::downgrade(&builder)).unwrap();
+    builder
+}
+
+#[test]
+fn a_callback_may_call_back_into_the_builder() {
+    let log = Log::default();
+    let reentered = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&reentered);
+    let builder = self_referencing(
+        move |builder, record| {
+            if let SinkRecord::Round(round) = record {
+                // Reads and writes from inside the callback.
+                assert!(!builder.rounds().is_empty());
+                if round.index == 0 {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    builder.message("written from the sink");
+                }
+            }
+        },
+        &log,
+    );
+    let b = Arc::clone(&builder);
+    with_watchdog(10, move || {
+        b.tool_call("a", "x");
+        b.tool_update("a", "A", ToolCallStatus::Completed);
+    });
+    assert_eq!(reentered.load(Ordering::SeqCst), 1);
+    // The closing call's round came before its own UI events, and the
+    // re-entrant call's output after everything queued before it.
+    let events: Vec<String> =
+        log.values().iter().map(|v| v["event"].as_str().or(v["type"].as_str()).unwrap().to_owned()).collect();
+    assert_eq!(
+        events,
+        [
+            "tool_call_start",
+            "round",
+            "tool_call_result",
+            "tool_call_end",
+            "round_end",
+            "message_start",
+            "message_delta"
+        ]
+    );
+    builder.finish(FinishReason::Interrupted);
+    assert_eq!(builder.rounds()[1].message, "written from the sink");
+}
+
+#[test]
+fn a_panicking_sink_loses_nothing_and_leaves_the_builder_usable() {
+    let log = Log::default();
+    let panics = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&panics);
+    let builder = self_referencing(
+        move |_, record| {
+            if let SinkRecord::Round(round) = record {
+                if round.index == 0 {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    panic!("disk full");
+                }
+            }
+        },
+        &log,
+    );
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        builder.tool_call("a", "x");
+        builder.tool_update("a", "A", ToolCallStatus::Completed);
+    }));
+    let payload = outcome.expect_err("the sink's panic reaches the caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"disk full"));
+    assert_eq!(panics.load(Ordering::SeqCst), 1);
+    // The round stays retained, and the UI events queued after it were
+    // still delivered.
+    assert_eq!(builder.rounds().len(), 1);
+    let ui: Vec<Value> = log.values().into_iter().filter(|v| v.get("event").is_some()).collect();
+    assert_eq!(ui.last().unwrap()["event"], "round_end");
+    // Usable afterwards, from this thread and from another.
+    builder.message("after");
+    let b = Arc::clone(&builder);
+    with_watchdog(10, move || b.finish(FinishReason::Canceled));
+    let rounds = builder.rounds();
+    assert_eq!((rounds.len(), rounds[1].message.as_str()), (2, "after"));
+    assert_eq!(log.values().iter().filter(|v| v["type"] == "round").count(), 2);
+}
+
+#[test]
+fn a_ui_handler_that_stops_gets_nothing_more_while_rounds_flow() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let (s, r) = (Arc::clone(&seen), Arc::clone(&rounds));
+    let builder = RoundBuilder::new()
+        .with_sink(move |record: SinkRecord<'_>| {
+            if matches!(record, SinkRecord::Round(_)) {
+                r.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .with_ui(
+            move |_: &UiEvent<'_>| {
+                if s.fetch_add(1, Ordering::SeqCst) + 1 >= 3 {
+                    UiFlow::Stop
+                } else {
+                    UiFlow::Continue
+                }
+            },
+        );
+    for i in 0..10 {
+        builder.tool_call(&i.to_string(), "x");
+        builder.tool_update(&i.to_string(), "ok", ToolCallStatus::Completed);
+    }
+    assert_eq!(seen.load(Ordering::SeqCst), 3);
+    assert_eq!(rounds.load(Ordering::SeqCst), 10);
+}
+
+#[test]
+fn recording_then_replaying_gives_the_same_output() {
+    let clock = ManualClock::new(1_000);
+    let log = Log::default();
+    let live = log.attach(RoundBuilder::new().with_clock(clock.clone()).with_session("s1"));
+    let recorder = Recorder::new(Vec::new()).with_clock(clock.clone()).with_session("s1");
+    let both: [&dyn StreamHandler; 2] = [&live, &recorder];
+    let script: Vec<(u64, Call<'_>)> = vec![
+        (0, Call::Thought { text: "plan" }),
+        (5, Call::Message { text: "Let me look." }),
+        (10, Call::ToolCall { id: "t1", title: "bash" }),
+        (11, Call::ToolUpdate { id: "t1", content: "{\"cmd\":", status: ToolCallStatus::InProgress }),
+        (12, Call::ArgsSnapshot { id: "t1", args: "{\"cmd\":\"ls\"}" }),
+        (13, Call::ToolCall { id: "t2", title: "read" }),
+        (20, Call::Message { text: "Meanwhile…\n" }),
+        (30, Call::ToolUpdate { id: "t1", content: "a.txt", status: ToolCallStatus::Failed }),
+        (31, Call::ToolUpdate { id: "t9", content: "ghost", status: ToolCallStatus::Completed }),
+        (40, Call::TokenUsage { total: 1234 }),
+        (50, Call::Finish { reason: FinishReason::Canceled }),
+        (60, Call::Message { text: "late" }),
+    ];
+    for (advance, call) in script {
+        clock.set(1_000 + advance);
+        for handler in both {
+            handler.call(call);
+        }
+    }
+    let ops = recorder.finish_writing().unwrap();
+    let replayed: Vec<Value> = roundup_testkit::capture::replay_ops(&ops)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v["type"] != "summary")
+        .collect();
+    let live_records: Vec<Value> = log.values().into_iter().filter(|v| v.get("type").is_some()).collect();
+    assert_eq!(replayed.len(), 5, "round, stitch, anomaly, round, anomaly");
+    assert_eq!(replayed, live_records);
+}
+
+#[test]
+fn finish_if_running_finishes_once() {
+    let builder = RoundBuilder::new();
+    builder.message("a");
+    assert!(builder.finish_if_running(FinishReason::Interrupted));
+    assert!(!builder.finish_if_running(FinishReason::Interrupted));
+    assert_eq!(builder.summary().anomalies, 0, "no after_finish");
+    assert!(builder.is_finished());
+    builder.start();
+    assert_eq!((builder.run(), builder.is_finished()), (1, false));
+}
+
+#[test]
+fn without_retention_rounds_still_reach_the_sink() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    let builder = RoundBuilder::new().retain_rounds(false).with_sink(move |record: SinkRecord<'_>| {
+        if matches!(record, SinkRecord::Round(_)) {
+            c.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    for _ in 0..100 {
+        builder.tool_call("a", "x");
+        builder.tool_update("a", "ok", ToolCallStatus::Completed);
+    }
+    assert!(builder.rounds().is_empty());
+    assert_eq!(count.load(Ordering::SeqCst), 100);
+    assert_eq!(builder.summary().rounds, 100);
+}
+
+#[test]
+fn reset_and_take_rounds() {
+    let builder = RoundBuilder::new().with_session("s");
+    builder.message("a");
+    builder.finish(FinishReason::Canceled);
+    assert_eq!(builder.take_rounds().len(), 1);
+    assert!(builder.rounds().is_empty());
+    builder.reset();
+    builder.message("b");
+    builder.finish(FinishReason::Canceled);
+    let rounds = builder.rounds();
+    assert_eq!((rounds[0].run, rounds[0].index, rounds[0].session.as_deref()), (0, 0, Some("s")));
+    assert_eq!(builder.summaries().len(), 1);
+}

@@ -1,0 +1,110 @@
+//! The deepwork adapter on the recorded transcript, on bare Events and SSE
+//! frames, and `--emit deepwork` read back by the adapter itself.
+
+use roundup::encoders::Framing;
+use roundup_testkit::capture::{clean_replay, of_type, options, replay_raw};
+use roundup_testkit::invariants::{check_rounds, check_ui};
+use serde_json::{json, Value};
+
+fn records(input: &[u8], from: &str) -> Vec<Value> {
+    clean_replay(input, from, "records")
+}
+
+fn transcript() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/deepwork/sample_transcript.jsonl")).unwrap()
+}
+
+#[test]
+fn the_transcript_gives_its_rounds() {
+    let lines = records(&transcript(), "deepwork");
+    check_rounds(&lines).unwrap();
+    check_ui(&clean_replay(&transcript(), "deepwork", "ui")).unwrap();
+    assert!(of_type(&lines, "anomaly").is_empty());
+    let rounds = of_type(&lines, "round");
+    assert_eq!(rounds.len(), 4);
+    assert!(rounds.iter().all(|r| r["session"] == "dw-9001"));
+    let first = &rounds[0]["tool_calls"][0];
+    assert_eq!(
+        (&first["title"], &first["arguments"]),
+        (&json!("browser_navigate"), &json!(r#"{"url":"https://www.google.com"}"#))
+    );
+    assert_eq!(first["result"]["content"], r#"{"url":"https://www.google.com"}"#);
+    assert_eq!(first["meta"]["duration_ms"], 800);
+    assert_eq!(first["meta"]["deepwork_meta"]["step_number"], 1);
+    assert_eq!(
+        (first["started_at_ms"].as_u64(), first["finished_at_ms"].as_u64()),
+        (Some(1_777_629_600_200), Some(1_777_629_601_000))
+    );
+    let last = rounds[3];
+    assert_eq!(last["message"], "我已完成 agentic 搜索，以下是关于 agentic memory 的研究结论。");
+    assert_eq!(last["tool_calls"][0]["result"], json!({"status": "failed", "content": "ERR_ACT: element not found"}));
+    let summary = of_type(&lines, "summary")[0];
+    assert_eq!(summary["deepwork_statuses"], json!({"loading_context": 1}));
+    assert_eq!(summary["deepwork_done"]["step_count"], 11);
+    assert_eq!(summary["deepwork_user_message"][0]["text"], "test query");
+}
+
+fn events(events: &[Value]) -> Vec<u8> {
+    events.iter().map(|e| format!("{e}\n")).collect::<String>().into_bytes()
+}
+
+#[test]
+fn bare_events_sources_cancel_errors_and_usage() {
+    let input = events(&[
+        json!({"kind": "thinking", "content": "plan", "source": "a"}),
+        json!({"kind": "text", "content": "from b", "source": "b"}),
+        json!({"kind": "tool_start", "tool": {"id": "t", "name": "search", "input": {"q": "x"}}, "source": "a"}),
+        json!({"kind": "tool_start", "tool": {"id": "t", "name": "search", "input": {"q": "xy"}}, "source": "a"}),
+        json!({"kind": "usage", "usage": {"input_tokens": 100, "cache_read_input_tokens": 20, "output_tokens": 7}, "source": "a"}),
+        json!({"kind": "error", "message": "rate limited", "source": "a"}),
+        json!({"kind": "raw", "data": "opaque", "source": "a"}),
+        json!({"kind": "done", "reason": "cancel", "source": "a"}),
+    ]);
+    let lines = records(&input, "deepwork");
+    let a = of_type(&lines, "round").into_iter().find(|r| r["session"] == "a").unwrap().clone();
+    assert_eq!(a["thought"], "plan");
+    assert_eq!(a["tool_calls"].as_array().unwrap().len(), 1, "a repeated tool_start is an update");
+    assert_eq!(a["tool_calls"][0]["arguments"], r#"{"q":"xy"}"#);
+    assert_eq!(a["tool_calls"][0]["result"], json!({"status": "placeholder", "reason": "canceled"}));
+    assert!(of_type(&lines, "round").iter().any(|r| r["session"] == "b" && r["message"] == "from b"));
+    let kinds: Vec<&Value> = of_type(&lines, "anomaly").iter().map(|x| &x["kind"]).collect();
+    assert_eq!(kinds, [&json!("protocol_error"), &json!("unknown_event")]);
+    let summary_a = of_type(&lines, "summary").into_iter().find(|s| s["session"] == "a").unwrap();
+    assert_eq!(summary_a["last_token_usage"], 120, "input tokens, cached included");
+}
+
+#[test]
+fn sse_frames_are_read_like_lines() {
+    let sse: String =
+        String::from_utf8(transcript()).unwrap().lines().map(|l| format!("id: 1\ndata: {l}\n\n")).collect();
+    assert_eq!(records(sse.as_bytes(), "auto"), records(&transcript(), "deepwork"));
+}
+
+#[test]
+fn emitted_deepwork_events_read_back_to_the_same_rounds() {
+    let strip = |lines: Vec<Value>| -> Vec<(Value, Value, Value)> {
+        of_type(&lines, "round")
+            .iter()
+            .map(|r| {
+                let calls: Vec<Value> = r["tool_calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| json!([c["id"], c["arguments"], c["result"]]))
+                    .collect();
+                (r["message"].clone(), r["thought"].clone(), Value::Array(calls))
+            })
+            .collect()
+    };
+    for sse in [false, true] {
+        let framing = if sse { Framing::Sse } else { Framing::Lines };
+        let (emitted, stats) = replay_raw(&transcript(), &options("deepwork", "deepwork").framing(framing));
+        assert_eq!(stats.bad_lines, 0);
+        let text = String::from_utf8(emitted.clone()).unwrap();
+        assert!(text.lines().filter(|l| !l.is_empty()).all(|l| l.starts_with("data: ") == sse));
+        let first: Value = serde_json::from_str(text.lines().next().unwrap().trim_start_matches("data: ")).unwrap();
+        assert_eq!((&first["meta"]["seq"], &first["source"]), (&json!(0), &json!("dw-9001")));
+        let again = records(&emitted, "auto");
+        assert_eq!(strip(again), strip(records(&transcript(), "deepwork")));
+    }
+}

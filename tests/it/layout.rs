@@ -1,0 +1,177 @@
+//! The layout the code's architecture depends on, checked: no cycle between
+//! the crate's modules, the data model at the bottom, one registry row per
+//! format file, and every format named by `--help` and the usage line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use roundup::{adapters, encoders};
+
+fn src() -> PathBuf {
+    roundup_testkit::repo_root().join("src")
+}
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// The top-level module a file of `src/` belongs to (`machine` for
+/// `src/machine/open_round.rs`); `None` for the crate roots.
+fn module_of(path: &Path) -> Option<String> {
+    let relative = path.strip_prefix(src()).ok()?;
+    let first = relative.components().next()?.as_os_str().to_string_lossy().into_owned();
+    let name = first.trim_end_matches(".rs").to_owned();
+    (name != "lib" && name != "main").then_some(name)
+}
+
+/// Which top-level modules each module uses through `crate::name`.
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in files {
+        let Some(module) = module_of(&file) else { continue };
+        let text = std::fs::read_to_string(&file).expect("a readable source file");
+        let uses = graph.entry(module.clone()).or_default();
+        for (at, _) in text.match_indices("crate::") {
+            // `$crate::` in a macro means the same crate.
+            let name: String =
+                text[at + "crate::".len()..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() && name != module && name.chars().next().is_some_and(char::is_lowercase) {
+                uses.insert(name);
+            }
+        }
+    }
+    graph
+}
+
+/// A cycle of the graph, if it has one.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_modules_form_no_cycle() {
+    let graph = module_graph();
+    assert!(graph.contains_key("machine") && graph.contains_key("adapters"), "the graph was read: {graph:?}");
+    assert_eq!(find_cycle(&graph), None, "module graph: {graph:#?}");
+}
+
+/// The check must be able to fail: a graph with a cycle is caught.
+#[test]
+fn a_cycle_is_found() {
+    let mut graph = BTreeMap::new();
+    graph.insert("a".to_owned(), BTreeSet::from(["b".to_owned()]));
+    graph.insert("b".to_owned(), BTreeSet::from(["c".to_owned()]));
+    graph.insert("c".to_owned(), BTreeSet::from(["a".to_owned()]));
+    assert_eq!(find_cycle(&graph), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
+    graph.get_mut("c").unwrap().clear();
+    assert_eq!(find_cycle(&graph), None);
+}
+
+#[test]
+fn the_data_model_depends_on_nothing_else() {
+    let graph = module_graph();
+    assert_eq!(graph.get("model"), Some(&BTreeSet::new()));
+}
+
+/// The format files of `src/<dir>/`: every `.rs` but the module's own and
+/// its shared helpers.
+fn format_files(dir: &str) -> BTreeSet<String> {
+    std::fs::read_dir(src().join(dir))
+        .expect("the directory exists")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().expect("a file name").to_string_lossy().into_owned())
+        .filter(|name| name != "mod" && name != "support")
+        .collect()
+}
+
+#[test]
+fn every_format_file_is_one_registry_row() {
+    let inputs: BTreeSet<String> = adapters::REGISTRY.iter().map(|f| f.name().to_owned()).collect();
+    assert_eq!(inputs.len(), adapters::REGISTRY.len(), "input format names are unique");
+    assert_eq!(inputs, format_files("adapters"));
+    let outputs: BTreeSet<String> = encoders::REGISTRY.iter().map(|f| f.name().to_owned()).collect();
+    assert_eq!(outputs.len(), encoders::REGISTRY.len(), "output format names are unique");
+    assert_eq!(outputs, format_files("encoders"));
+}
+
+#[test]
+fn help_and_usage_name_every_format() {
+    let roundup = || Command::new(env!("CARGO_BIN_EXE_roundup"));
+    let help = roundup().arg("--help").output().expect("roundup runs");
+    assert!(help.status.success());
+    let help = String::from_utf8(help.stdout).expect("help is UTF-8");
+    let usage = roundup().args(["replay", "--bogus"]).output().expect("roundup runs");
+    assert_eq!(usage.status.code(), Some(2));
+    let usage = String::from_utf8(usage.stderr).expect("usage is UTF-8");
+    let inputs: Vec<&str> = adapters::REGISTRY.iter().map(|f| f.name()).collect();
+    let outputs: Vec<&str> = encoders::REGISTRY.iter().map(|f| f.name()).collect();
+    assert!(usage.contains(&format!("--from auto|{}", inputs.join("|"))), "{usage}");
+    assert!(usage.contains(&format!("--emit {}", outputs.join("|"))), "{usage}");
+    for format in adapters::REGISTRY {
+        let first_line = format.about().lines().next().unwrap_or_default();
+        assert!(help.contains(&format!("{}  ", format.name())) && help.contains(first_line), "{}", format.name());
+    }
+    for format in encoders::REGISTRY {
+        let first_line = format.about().lines().next().unwrap_or_default();
+        assert!(help.contains(&format!("{}  ", format.name())) && help.contains(first_line), "{}", format.name());
+    }
+}
+
+#[test]
+fn every_format_can_be_chosen_by_name() {
+    for format in adapters::REGISTRY {
+        let run = Command::new(env!("CARGO_BIN_EXE_roundup"))
+            .args(["replay", "--from", format.name(), "-q"])
+            .arg(roundup_testkit::repo_root().join("examples/session.ops.jsonl"))
+            .output()
+            .expect("roundup runs");
+        assert_eq!(run.status.code(), Some(0), "--from {}", format.name());
+        let summaries = String::from_utf8_lossy(&run.stdout).matches(r#""type":"summary""#).count();
+        assert!(summaries >= 1, "--from {} wrote no summary", format.name());
+    }
+    for format in encoders::REGISTRY {
+        let run = Command::new(env!("CARGO_BIN_EXE_roundup"))
+            .args(["replay", "--emit", format.name()])
+            .arg(roundup_testkit::repo_root().join("examples/session.ops.jsonl"))
+            .output()
+            .expect("roundup runs");
+        assert_eq!(run.status.code(), Some(0), "--emit {}", format.name());
+        assert!(!run.stdout.is_empty(), "--emit {} wrote nothing", format.name());
+    }
+}

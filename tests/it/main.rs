@@ -1,0 +1,14 @@
+//! roundup's integration tests, one binary with a module per area (one
+//! link instead of eleven). The allocation-counting test is a binary of its
+//! own, because it installs its own global allocator.
+
+mod acp;
+mod builder;
+mod conformance;
+mod deepwork;
+mod example;
+mod hostile;
+mod layout;
+mod properties;
+mod stress;
+mod uagent;

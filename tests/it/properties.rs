@@ -1,0 +1,212 @@
+//! Properties over random call sequences (see `common/generate.rs` for the
+//! adversarial bias), and the comparison with the naive reference model.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+use roundup::{
+    FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine, StreamHandler,
+};
+use roundup_testkit::capture::{options, output_json, parse_output, replay_lines, summary_json, Log};
+use roundup_testkit::generate::{jsonl, session_steps, steps, Op, Step};
+use roundup_testkit::invariants::{check_nothing_lost, check_rounds, check_ui, check_ui_per_session, Fed};
+use roundup_testkit::reference::Reference;
+use serde_json::Value;
+
+/// Cases per property; `PROPTEST_CASES` overrides it.
+fn config(cases: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(cases);
+    ProptestConfig { cases, ..ProptestConfig::default() }
+}
+
+fn replay(steps: &[Step], emit: &str) -> Vec<Value> {
+    replay_lines(jsonl(steps).as_bytes(), &options("ops", emit)).0
+}
+
+fn reference(steps: &[Step]) -> Vec<Value> {
+    let mut model = Reference::default();
+    let mut now = 0;
+    for step in steps {
+        now = step.at;
+        model.apply(step.session, step.call(), now);
+    }
+    model.end(now);
+    model.lines
+}
+
+/// Whether each step is applied in a running run (not after `finish`).
+fn running_flags(steps: &[Step]) -> Vec<bool> {
+    let mut finished: HashMap<Option<&str>, bool> = HashMap::new();
+    steps
+        .iter()
+        .map(|step| {
+            let state = finished.entry(step.session).or_default();
+            let running = !*state || step.op == Op::Start;
+            match step.op {
+                Op::Finish(_) if !*state => *state = true,
+                Op::Start => *state = false,
+                _ => {}
+            }
+            running
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// The real builder (through the whole replay path, sessions
+    /// interleaved) produces exactly the reference model's output.
+    #[test]
+    fn replay_matches_the_reference_model(steps in session_steps(60)) {
+        let actual = replay(&steps, "records");
+        let expected = reference(&steps);
+        prop_assert_eq!(actual.len(), expected.len(), "{}", jsonl(&steps));
+        for (a, e) in actual.iter().zip(&expected) {
+            prop_assert_eq!(a, e, "{}", jsonl(&steps));
+        }
+    }
+
+    /// Every tool call of every closed round has exactly one result, and
+    /// placeholders say what closed the round.
+    #[test]
+    fn every_tool_call_has_exactly_one_result(steps in session_steps(60)) {
+        let lines = replay(&steps, "records");
+        if let Err(e) = check_rounds(&lines) {
+            prop_assert!(false, "{}\n{}", e, jsonl(&steps));
+        }
+    }
+
+    /// Nothing is lost: all text fed in is in the rounds (or, after
+    /// `finish`, in the anomaly reporting it), and every terminal's content
+    /// is in exactly one place: a result, a stitch or an anomaly.
+    #[test]
+    fn nothing_is_lost(steps in session_steps(60)) {
+        let lines = replay(&steps, "records");
+        let fed: Vec<Fed> = steps.iter().filter_map(|s| Fed::of(s.session, &s.call())).collect();
+        prop_assert_eq!(&fed, &Fed::from_jsonl(jsonl(&steps).as_bytes()));
+        if let Err(e) = check_nothing_lost(&fed, &lines) {
+            prop_assert!(false, "{}\n{}", e, jsonl(&steps));
+        }
+        // Contents are unique here, so "exactly one place" is literal.
+        prop_assert!(steps.iter().filter(|s| s.is_terminal()).count() == fed.iter().filter(|f| matches!(f, Fed::Terminal(..))).count());
+    }
+
+    /// The self-locking builder delivers exactly what the pure machine
+    /// produces, records and UI events alike.
+    #[test]
+    fn the_builder_delivers_what_the_machine_produces(steps in steps(80)) {
+        let clock = ManualClock::new(0);
+        let log = Log::default();
+        let builder = log.attach(RoundBuilder::new().with_clock(clock.clone()));
+        let mut machine = RoundMachine::new(MachineOptions::default());
+        let mut out = Outputs::new();
+        for step in &steps {
+            clock.set(step.at);
+            builder.call(step.call());
+            machine.handle(step.call(), step.at, &mut out);
+        }
+        let expected: Vec<Value> = out.iter().map(output_json).collect();
+        prop_assert_eq!(log.values(), expected);
+        prop_assert_eq!(builder.rounds(), machine.rounds().to_vec());
+        prop_assert_eq!(builder.summaries(), machine.summaries().cloned().collect::<Vec<_>>());
+    }
+
+    /// When the machine says a call needs no clock reading, any reading
+    /// gives the same output and the same state (the builder relies on it to
+    /// skip the clock on the hot path).
+    #[test]
+    fn calls_that_need_no_clock_ignore_it(steps in steps(80)) {
+        let (mut exact, mut skipping) = (RoundMachine::default(), RoundMachine::default());
+        let (mut out_exact, mut out_skipping) = (Outputs::new(), Outputs::new());
+        for step in &steps {
+            let now = if skipping.needs_clock(&step.call()) { step.at } else { u64::MAX - step.at };
+            exact.handle(step.call(), step.at, &mut out_exact);
+            skipping.handle(step.call(), now, &mut out_skipping);
+        }
+        let json = |out: &Outputs| out.iter().map(output_json).collect::<Vec<_>>();
+        prop_assert_eq!(json(&out_exact), json(&out_skipping));
+        prop_assert_eq!(exact.rounds(), skipping.rounds());
+    }
+
+    /// Splitting the same text at other boundaries gives the same rounds.
+    #[test]
+    fn rechunking_does_not_change_the_rounds(steps in steps(60), cuts in prop::collection::vec(0usize..8, 60)) {
+        let running = running_flags(&steps);
+        let mut rechunked = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            let text = match &step.op { Op::Message(t) | Op::Thought(t) if running[i] => t, _ => { rechunked.push(step.clone()); continue } };
+            let chars: Vec<char> = text.chars().collect();
+            let cut = cuts.get(i).copied().unwrap_or(0).min(chars.len());
+            for piece in [&chars[..cut], &chars[cut..]] {
+                let piece: String = piece.iter().collect();
+                let op = if matches!(step.op, Op::Message(_)) { Op::Message(piece) } else { Op::Thought(piece) };
+                rechunked.push(Step { op, ..step.clone() });
+            }
+        }
+        prop_assert_eq!(replay(&steps, "records"), replay(&rechunked, "records"));
+    }
+
+    /// Recording a live stream and replaying the recording gives the output
+    /// the live builder delivered.
+    #[test]
+    fn record_then_replay_is_identical(steps in steps(60)) {
+        let clock = ManualClock::new(0);
+        let log = Log::default();
+        let builder = log.attach(RoundBuilder::new().with_clock(clock.clone()));
+        let recorder = Recorder::new(Vec::new()).with_clock(clock.clone());
+        for step in &steps {
+            clock.set(step.at);
+            builder.call(step.call());
+            recorder.call(step.call());
+        }
+        builder.finish_if_running(FinishReason::Interrupted);
+        let mut live: Vec<Value> = log.values().into_iter().filter(|v| v.get("type").is_some()).collect();
+        live.extend(builder.summaries().iter().map(summary_json));
+        let recorded = recorder.finish_writing().unwrap();
+        let replayed = roundup_testkit::capture::replay_ops(&recorded);
+        prop_assert_eq!(parse_output(replayed.as_bytes()), live);
+    }
+
+    /// UI events are well formed for every session of any input.
+    #[test]
+    fn ui_events_are_well_formed(steps in session_steps(60)) {
+        let events = replay(&steps, "ui");
+        if let Err(e) = check_ui_per_session(&events) {
+            prop_assert!(false, "{}\n{}", e, jsonl(&steps));
+        }
+    }
+}
+
+/// The UI checker must be able to fail, or the property proves nothing.
+#[test]
+fn the_ui_checker_rejects_malformed_streams() {
+    let ev = |s: &str| -> Vec<Value> { s.lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    assert!(check_ui(&ev(r#"{"event":"message_delta","text":"a"}"#)).is_err());
+    assert!(check_ui(&ev("{\"event\":\"message_start\"}\n{\"event\":\"thought_end\"}")).is_err());
+    assert!(check_ui(&ev(r#"{"event":"tool_call_start","id":"a","title":""}"#)).is_err());
+    assert!(check_ui(&ev("{\"event\":\"tool_call_start\",\"id\":\"a\",\"title\":\"\"}\n{\"event\":\"round_end\"}"))
+        .is_err());
+    assert!(check_ui(&ev("{\"event\":\"message_start\"}\n{\"event\":\"message_end\"}")).is_ok());
+}
+
+/// The reference model is itself checked against the conformance vectors,
+/// so that agreeing with it means something.
+#[test]
+fn the_reference_model_passes_the_conformance_vectors() {
+    let checked = roundup_testkit::check_all(|vector| {
+        let mut model = Reference::default();
+        let mut now = 0;
+        for op in &vector.ops {
+            let line = serde_json::to_vec(op).unwrap();
+            let parsed = roundup::OpsLine::parse(&line).unwrap();
+            now = parsed.at_ms().unwrap_or(now);
+            if let Some(call) = parsed.call().unwrap() {
+                model.apply(parsed.session(), call, now);
+            }
+        }
+        model.end(now);
+        model.lines.iter().map(|l| format!("{l}\n")).collect()
+    });
+    checked.unwrap();
+}
