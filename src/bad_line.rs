@@ -3,8 +3,17 @@
 /// Why a line could not be applied, with what could still be recovered from
 /// it (its session and clock reading), so that the anomaly lands in the
 /// right run and the clock still moves.
+///
+/// ```
+/// use roundup::adapters::InputFormat;
+/// let mut ops = InputFormat::named("ops").unwrap().adapter();
+/// let error = ops.translate(br#"{"op":"message","text":5,"session":"s1"}"#, &mut |_: Option<&str>, _: roundup::Call<'_>| {}).unwrap_err();
+/// assert_eq!(error.reason, "field `text`: expected a string, found an integer");
+/// assert_eq!(error.session.as_deref(), Some("s1"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
+#[non_exhaustive]
 pub struct BadLine {
     /// What is wrong, naming the field (`field `text`: expected a string,
     /// found a number`).
@@ -16,6 +25,17 @@ pub struct BadLine {
 }
 
 impl BadLine {
+    /// A payload that cannot be read, for `reason`, with nothing recovered
+    /// from it: what an adapter of one's own returns.
+    ///
+    /// ```
+    /// let error = roundup::BadLine::new("expected a JSON object, found a string");
+    /// assert_eq!(error.to_string(), "expected a JSON object, found a string");
+    /// ```
+    pub fn new(reason: impl Into<String>) -> Self {
+        BadLine { reason: reason.into(), session: None, at_ms: None }
+    }
+
     /// A payload that is not JSON at all (or not JSON as an adapter reads
     /// it): nothing of it can be recovered.
     pub(crate) fn json(error: &serde_json::Error) -> Self {

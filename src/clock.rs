@@ -9,6 +9,24 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A source of unix-millisecond timestamps.
+///
+/// ```
+/// use roundup::{Clock, RoundBuilder, StreamHandler};
+///
+/// /// A clock that ticks 10 ms per reading.
+/// struct Ticking(std::sync::atomic::AtomicU64);
+/// impl Clock for Ticking {
+///     fn now_ms(&self) -> u64 {
+///         self.0.fetch_add(10, std::sync::atomic::Ordering::Relaxed)
+///     }
+/// }
+///
+/// let builder = RoundBuilder::new().with_clock(Ticking(0.into()));
+/// builder.message("Hi");
+/// builder.finish(roundup::FinishReason::Interrupted);
+/// let round = &builder.rounds()[0];
+/// assert_eq!((round.started_at_ms, round.finished_at_ms), (0, 10));
+/// ```
 pub trait Clock: Send + Sync {
     /// The current reading, in milliseconds since the unix epoch (or any
     /// origin the caller chooses, for a manual clock).
@@ -16,6 +34,11 @@ pub trait Clock: Send + Sync {
 }
 
 /// The system's wall clock.
+///
+/// ```
+/// use roundup::{Clock, SystemClock};
+/// assert!(SystemClock.now_ms() > 1_700_000_000_000, "after November 2023");
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 

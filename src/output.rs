@@ -28,6 +28,15 @@ enum Item {
 }
 
 /// One piece of output, borrowed from an [`Outputs`] buffer.
+///
+/// ```
+/// use roundup::{Call, Output, Outputs, RoundMachine, UiEvent};
+/// let mut machine = RoundMachine::default();
+/// let mut out = Outputs::new();
+/// machine.handle(Call::Message { text: "Hi" }, 0, &mut out);
+/// let events: Vec<Output<'_>> = out.iter().collect();
+/// assert_eq!(events, [Output::Ui(UiEvent::MessageStart), Output::Ui(UiEvent::MessageDelta { text: "Hi" })]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output<'a> {
     /// For the round sink: a closed round, a stitch or an anomaly.
@@ -41,6 +50,18 @@ pub enum Output<'a> {
 /// Within one call, records for the sink come before the call's UI events
 /// (SPEC §2 rule 11: a closed round reaches the sink before the UI events of
 /// the call that closed it); across calls, order is the order of the calls.
+///
+/// ```
+/// use roundup::{Call, FinishReason, Output, Outputs, RoundMachine, SinkRecord};
+/// let mut machine = RoundMachine::default();
+/// let mut out = Outputs::new();
+/// machine.handle(Call::Message { text: "Hi" }, 0, &mut out);
+/// out.clear(); // delivered: the capacity is kept for the next call
+/// machine.handle(Call::Finish { reason: FinishReason::Canceled }, 9, &mut out);
+/// // The round comes before the UI events of the call that closed it.
+/// assert!(matches!(out.get(0), Some(Output::Record(SinkRecord::Round(_)))));
+/// assert!(out.len() > 1 && !out.is_empty());
+/// ```
 #[derive(Debug, Default)]
 pub struct Outputs {
     items: Vec<Item>,

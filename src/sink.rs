@@ -3,7 +3,21 @@
 use crate::model::{Anomaly, MetaPatch, Round, Stitch};
 
 /// One record for persistence, borrowed for the duration of the call.
+///
+/// `#[non_exhaustive]`: persistence will be told more (a run's summary when
+/// it finishes), so a sink keeps a fallback arm.
+///
+/// ```
+/// use roundup::{RoundBuilder, SinkRecord, StreamHandler};
+/// let builder = RoundBuilder::new().with_sink(|record: SinkRecord<'_>| match record {
+///     SinkRecord::Round(round) => println!("persist round {}", round.index),
+///     SinkRecord::Stitch(stitch) => println!("patch round {} call {}", stitch.round, stitch.id),
+///     other => println!("log {other:?}"),
+/// });
+/// builder.message("Hi");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SinkRecord<'a> {
     /// A round closed: persist it.
     Round(&'a Round),

@@ -13,6 +13,12 @@ use crate::model::{ClosedBy, PlaceholderReason};
 
 /// One live UI event, with its strings borrowed from the builder's output
 /// buffer (reused, so a streaming chunk costs no allocation).
+///
+/// ```
+/// use roundup::UiEvent;
+/// let event = UiEvent::ToolCallArgs { id: "t1", args: r#"{"cmd":"#, replace: false };
+/// assert_eq!(serde_json::to_string(&event).unwrap(), r#"{"event":"tool_call_args","id":"t1","args":"{\"cmd\":","replace":false}"#);
+/// ```
 pub type UiEvent<'a> = UiEventOf<&'a str>;
 
 /// A live UI event, generic over how its strings are held: [`UiEvent`]
@@ -26,8 +32,12 @@ pub type UiEvent<'a> = UiEventOf<&'a str>;
 /// let line = serde_json::to_string(&UiEvent::MessageDelta { text: "Hi" }).unwrap();
 /// assert_eq!(line, r#"{"event":"message_delta","text":"Hi"}"#);
 /// ```
+///
+/// `#[non_exhaustive]`: live views will be told more (run starts and ends,
+/// live tool output), so a handler keeps a fallback arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum UiEventOf<S> {
     /// Assistant text begins.
     MessageStart,
@@ -149,6 +159,23 @@ impl<S> UiEventOf<S> {
 
 /// What a [`UiHandler`] tells the builder after an event: go on, or stop
 /// sending (the client went away). Rounds keep reaching the sink either way.
+///
+/// ```
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// use roundup::{RoundBuilder, StreamHandler, UiEvent, UiFlow};
+///
+/// // A client that goes away after three events: the builder stops sending.
+/// let sent = Arc::new(AtomicUsize::new(0));
+/// let counter = Arc::clone(&sent);
+/// let builder = RoundBuilder::new().with_ui(move |_: &UiEvent<'_>| {
+///     if counter.fetch_add(1, Ordering::Relaxed) + 1 == 3 { UiFlow::Stop } else { UiFlow::Continue }
+/// });
+/// for _ in 0..10 {
+///     builder.message("chunk");
+/// }
+/// assert_eq!(sent.load(Ordering::Relaxed), 3);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UiFlow {
     /// Keep sending UI events.
@@ -162,6 +189,27 @@ pub enum UiFlow {
 /// held (a handler may call back into the builder).
 ///
 /// Any `Fn(&UiEvent<'_>) -> UiFlow + Send + Sync` closure is a handler.
+///
+/// ```
+/// use std::sync::Mutex;
+/// use roundup::{RoundBuilder, StreamHandler, UiEvent, UiFlow, UiHandler};
+///
+/// /// Shows the text as it streams, for a terminal.
+/// #[derive(Default)]
+/// struct Typewriter(Mutex<String>);
+/// impl UiHandler for Typewriter {
+///     fn event(&self, event: &UiEvent<'_>) -> UiFlow {
+///         if let UiEvent::MessageDelta { text } = event {
+///             self.0.lock().unwrap().push_str(text);
+///         }
+///         UiFlow::Continue
+///     }
+/// }
+///
+/// let builder = RoundBuilder::new().with_ui(Typewriter::default());
+/// builder.message("Hel");
+/// builder.message("lo");
+/// ```
 pub trait UiHandler: Send + Sync {
     /// Handles one event.
     fn event(&self, event: &UiEvent<'_>) -> UiFlow;

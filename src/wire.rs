@@ -22,6 +22,7 @@ use crate::ui::UiEvent;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum OutputLine {
     /// A closed round.
     Round(Round),
@@ -36,6 +37,16 @@ pub enum OutputLine {
 }
 
 /// Writes one record as its output line (no newline), borrowing it.
+///
+/// ```
+/// use roundup::{RoundBuilder, SinkRecord, StreamHandler};
+/// let builder = RoundBuilder::new();
+/// builder.message("Hi");
+/// builder.finish(roundup::FinishReason::Interrupted);
+/// let mut line = Vec::new();
+/// roundup::write_record(&mut line, SinkRecord::Round(&builder.rounds()[0]));
+/// assert!(line.starts_with(br#"{"type":"round","#));
+/// ```
 pub fn write_record(out: &mut Vec<u8>, record: SinkRecord<'_>) {
     #[derive(Serialize)]
     #[serde(tag = "type", rename_all = "snake_case")]
@@ -55,6 +66,12 @@ pub fn write_record(out: &mut Vec<u8>, record: SinkRecord<'_>) {
 }
 
 /// Writes a summary as its output line (no newline).
+///
+/// ```
+/// let mut line = Vec::new();
+/// roundup::write_summary(&mut line, &roundup::Summary::default());
+/// assert!(line.starts_with(br#"{"type":"summary","run":0,"#));
+/// ```
 pub fn write_summary(out: &mut Vec<u8>, summary: &Summary) {
     #[derive(Serialize)]
     #[serde(tag = "type", rename_all = "snake_case")]
@@ -66,6 +83,12 @@ pub fn write_summary(out: &mut Vec<u8>, summary: &Summary) {
 
 /// Writes a UI event as the line `replay --emit ui` prints: the event's
 /// fields, plus `session` when there is one.
+///
+/// ```
+/// let mut line = Vec::new();
+/// roundup::write_ui_event(&mut line, Some("s1"), &roundup::UiEvent::MessageEnd);
+/// assert_eq!(line, br#"{"event":"message_end","session":"s1"}"#);
+/// ```
 pub fn write_ui_event(out: &mut Vec<u8>, session: Option<&str>, event: &UiEvent<'_>) {
     #[derive(Serialize)]
     struct Line<'a> {

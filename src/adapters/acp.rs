@@ -32,6 +32,12 @@ use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The registry row of the Agent Client Protocol.
+///
+/// ```
+/// let acp = &roundup::adapters::acp::FORMAT;
+/// assert_eq!(acp.name(), "acp");
+/// assert_eq!(roundup::adapters::InputFormat::detect(br#"{"jsonrpc":"2.0","method":"initialize"}"#), acp);
+/// ```
 pub static FORMAT: InputFormat = InputFormat {
     name: "acp",
     about: "Agent Client Protocol: a client's JSON-RPC
@@ -74,6 +80,24 @@ struct SessionState {
 
 /// Translates ACP messages into calls, keeping the per-stream state the
 /// translation needs. One adapter per connection (or recorded stream).
+///
+/// ```
+/// use roundup::adapters::acp::AcpAdapter;
+/// use roundup::{Call, RoundBuilder, StreamHandler};
+///
+/// let builder = RoundBuilder::new();
+/// let mut acp = AcpAdapter::new();
+/// let mut to_builder = |_: Option<&str>, call: Call<'_>| builder.call(call);
+/// let declare = serde_json::json!({"sessionId": "s", "update": {
+///     "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls", "rawInput": {"path": "."}}});
+/// let finish = serde_json::json!({"sessionId": "s", "update": {
+///     "sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed",
+///     "content": [{"type": "content", "content": {"type": "text", "text": "a.txt"}}]}});
+/// acp.message(&declare, &mut to_builder);
+/// acp.message(&finish, &mut to_builder);
+/// let call = &builder.rounds()[0].tool_calls[0];
+/// assert_eq!((call.arguments.as_str(), call.result.content()), (r#"{"path":"."}"#, Some("a.txt")));
+/// ```
 #[derive(Debug, Default)]
 pub struct AcpAdapter {
     /// Prompt and load requests awaiting their response: id → session.

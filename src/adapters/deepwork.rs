@@ -26,6 +26,11 @@ use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The registry row of deepwork Events and transcripts.
+///
+/// ```
+/// let deepwork = &roundup::adapters::deepwork::FORMAT;
+/// assert_eq!(roundup::adapters::InputFormat::detect(br#"{"kind":"text","content":"Hi"}"#), deepwork);
+/// ```
 pub static FORMAT: InputFormat = InputFormat {
     name: "deepwork",
     about: "deepwork Events, or deepwork transcripts
@@ -40,6 +45,17 @@ workstream); source keys the session",
 };
 
 /// Translates deepwork Events (or transcript lines) into calls.
+///
+/// ```
+/// use roundup::adapters::deepwork::DeepworkAdapter;
+/// use roundup::Call;
+///
+/// let mut deepwork = DeepworkAdapter::new();
+/// let mut sessions = Vec::new();
+/// let event = serde_json::json!({"kind": "text", "content": "Hi", "source": "worker-1"});
+/// deepwork.line(&event, &mut |session: Option<&str>, _: Call<'_>| sessions.push(session.map(str::to_owned)));
+/// assert_eq!(sessions, [Some("worker-1".to_owned())]);
+/// ```
 #[derive(Debug, Default)]
 pub struct DeepworkAdapter {
     /// Per session: `status` events counted, by status.

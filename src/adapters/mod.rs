@@ -46,6 +46,11 @@ macro_rules! registry {
         /// first event; the first row is also what an undecidable input is
         /// read as (ops JSONL, whose reader then says what is wrong with
         /// each line).
+        ///
+        /// ```
+        /// let names: Vec<&str> = roundup::adapters::REGISTRY.iter().map(|f| f.name()).collect();
+        /// assert!(names.contains(&"acp") && names.contains(&"uagent"));
+        /// ```
         pub static REGISTRY: &[&InputFormat] = &[$(&$format::FORMAT),*];
     };
 }
@@ -57,6 +62,29 @@ registry![ops, acp, uagent, deepwork];
 /// One adapter reads one stream (a connection, a recorded file): it keeps
 /// whatever the translation needs across events (which request a response
 /// answers, which text a whole message repeats), and nothing else.
+///
+/// ```
+/// use roundup::adapters::{Adapter, CallSink};
+/// use roundup::{BadLine, Call};
+///
+/// /// A format of one's own: each line is a bare JSON string of assistant text.
+/// #[derive(Debug)]
+/// struct PlainText;
+///
+/// impl Adapter for PlainText {
+///     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+///         let text: String = serde_json::from_slice(payload).map_err(|e| BadLine::new(e.to_string()))?;
+///         calls.call(None, Call::Message { text: &text });
+///         Ok(())
+///     }
+/// }
+///
+/// let mut texts = Vec::new();
+/// let mut sink = |_: Option<&str>, call: Call<'_>| texts.push(call.payload());
+/// PlainText.translate(br#""Hello""#, &mut sink).unwrap();
+/// assert!(PlainText.translate(b"Hello", &mut sink).is_err());
+/// assert_eq!(texts, ["Hello"]);
+/// ```
 pub trait Adapter: Send + fmt::Debug {
     /// Translates one payload (the bytes of one JSON value), making its
     /// calls on `calls`. A payload that cannot be read at all is a
@@ -72,6 +100,30 @@ pub trait Adapter: Send + fmt::Debug {
 ///
 /// Any `FnMut(Option<&str>, Call<'_>)` closure is a call sink that ignores
 /// clock readings.
+///
+/// ```
+/// use roundup::adapters::{CallSink, InputFormat};
+/// use roundup::Call;
+///
+/// /// Keeps the protocol's clock readings beside the op names.
+/// #[derive(Default)]
+/// struct Timeline(Vec<(u64, &'static str)>, u64);
+///
+/// impl CallSink for Timeline {
+///     fn call(&mut self, _session: Option<&str>, call: Call<'_>) {
+///         self.0.push((self.1, call.op_name()));
+///     }
+///     fn clock(&mut self, at_ms: u64) {
+///         self.1 = at_ms;
+///     }
+/// }
+///
+/// let mut timeline = Timeline::default();
+/// let mut uagent = InputFormat::named("uagent").unwrap().adapter();
+/// let line = br#"{"type":"text_delta","text":"Hi","at":"1970-01-01T00:00:02Z","v":1}"#;
+/// uagent.translate(line, &mut timeline).unwrap();
+/// assert_eq!(timeline.0, [(2_000, "message")]);
+/// ```
 pub trait CallSink {
     /// One call for `session`.
     fn call(&mut self, session: Option<&str>, call: Call<'_>);
@@ -88,6 +140,13 @@ impl<F: FnMut(Option<&str>, Call<'_>)> CallSink for F {
 }
 
 /// One input format: a row of [`REGISTRY`].
+///
+/// ```
+/// use roundup::adapters::InputFormat;
+/// let uagent = InputFormat::named("uagent").unwrap();
+/// assert!(uagent.about().contains("uagent_stats"));
+/// let _adapter = uagent.adapter();
+/// ```
 pub struct InputFormat {
     name: &'static str,
     about: &'static str,

@@ -26,6 +26,10 @@ use crate::bad_line::BadLine;
 use crate::ops::OpsLine;
 
 /// The registry row of ops JSONL.
+///
+/// ```
+/// assert_eq!(roundup::adapters::REGISTRY[0], &roundup::adapters::ops::FORMAT);
+/// ```
 pub static FORMAT: InputFormat = InputFormat {
     name: "ops",
     about: "ops JSONL: one StreamHandler call per line,\ne.g. {\"op\":\"message\",\"text\":\"Hi\",\"at_ms\":100}",
@@ -34,6 +38,13 @@ pub static FORMAT: InputFormat = InputFormat {
 };
 
 /// Reads ops JSONL lines. It keeps no state: every line is a whole call.
+///
+/// ```
+/// use roundup::adapters::{ops::OpsAdapter, Adapter};
+/// let mut calls = 0;
+/// OpsAdapter.translate(br#"{"op":"start"}"#, &mut |_: Option<&str>, _: roundup::Call<'_>| calls += 1).unwrap();
+/// assert_eq!(calls, 1);
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct OpsAdapter;
 

@@ -33,6 +33,11 @@ use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, ToolCallStatus};
 
 /// The registry row of uagent `--stream` JSONL.
+///
+/// ```
+/// let uagent = &roundup::adapters::uagent::FORMAT;
+/// assert_eq!(roundup::adapters::InputFormat::detect(br#"{"type":"run_started","v":1}"#), uagent);
+/// ```
 pub static FORMAT: InputFormat = InputFormat {
     name: "uagent",
     about: "uagent --stream JSONL (and the uah superset);
@@ -175,6 +180,18 @@ fn peak(spans: &[Span]) -> u64 {
 
 /// Translates uagent `--stream` events into calls. One adapter per stream:
 /// events after `run_started` belong to its `session_id`.
+///
+/// ```
+/// use roundup::adapters::uagent::UagentAdapter;
+/// use roundup::Call;
+///
+/// let mut uagent = UagentAdapter::new();
+/// let mut seen = Vec::new();
+/// let mut sink = |session: Option<&str>, call: Call<'_>| seen.push(format!("{session:?} {}", call.op_name()));
+/// uagent.event(&serde_json::json!({"type": "run_started", "session_id": "s9"}), &mut sink);
+/// uagent.event(&serde_json::json!({"type": "tool_called", "call_id": "c1", "name": "ls"}), &mut sink);
+/// assert_eq!(seen, [r#"Some("s9") start"#, r#"Some("s9") run_meta"#, r#"Some("s9") tool_call"#]);
+/// ```
 #[derive(Debug, Default)]
 pub struct UagentAdapter {
     session: Option<String>,

@@ -25,6 +25,10 @@ use crate::ui::UiEvent;
 use crate::wire;
 
 /// The registry row of deepwork Events.
+///
+/// ```
+/// assert_eq!(roundup::encoders::OutputFormat::named("deepwork"), Some(&roundup::encoders::deepwork::FORMAT));
+/// ```
 pub static FORMAT: OutputFormat = OutputFormat {
     name: "deepwork",
     about: "the live UI events as deepwork Events, with
@@ -33,6 +37,21 @@ meta.seq, meta.ts, and source = the session",
 };
 
 /// Writes UI events as deepwork Events, one numbering per session.
+///
+/// ```
+/// use roundup::encoders::{deepwork::DeepworkEncoder, Encoder, Framing, Frames};
+/// use roundup::UiEvent;
+///
+/// let mut encoder = DeepworkEncoder::default();
+/// let mut out = Frames::new(Framing::Lines);
+/// encoder.ui_event(Some("a"), &UiEvent::MessageDelta { text: "x" }, 5, &mut out);
+/// encoder.ui_event(Some("b"), &UiEvent::MessageDelta { text: "y" }, 6, &mut out);
+/// // Each session counts its own `meta.seq`.
+/// let seqs: Vec<u64> = std::str::from_utf8(out.bytes()).unwrap().lines()
+///     .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["meta"]["seq"].as_u64().unwrap())
+///     .collect();
+/// assert_eq!(seqs, [0, 0]);
+/// ```
 #[derive(Debug, Default)]
 pub struct DeepworkEncoder {
     unnamed: SessionEvents,

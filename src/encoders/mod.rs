@@ -31,6 +31,10 @@ macro_rules! registry {
         $(pub mod $format;)*
 
         /// The output formats; the first is the default.
+        ///
+        /// ```
+        /// assert_eq!(roundup::encoders::REGISTRY[0].name(), "records");
+        /// ```
         pub static REGISTRY: &[&OutputFormat] = &[$(&$format::FORMAT),*];
     };
 }
@@ -42,6 +46,31 @@ registry![records, ui, deepwork];
 /// An encoder reads either the records for persistence (rounds, stitches,
 /// anomalies, meta patches and run summaries) or the live UI events, as
 /// [`reads`](Encoder::reads) says; whoever drives it produces only that.
+///
+/// ```
+/// use roundup::encoders::{Encoder, Framing, Frames, Reads};
+/// use roundup::UiEvent;
+///
+/// /// An output of one's own: only the assistant's text, one fragment a line.
+/// #[derive(Debug)]
+/// struct TextOnly;
+///
+/// impl Encoder for TextOnly {
+///     fn reads(&self) -> Reads {
+///         Reads::UiEvents
+///     }
+///     fn ui_event(&mut self, _session: Option<&str>, event: &UiEvent<'_>, _at_ms: u64, out: &mut Frames) {
+///         if let UiEvent::MessageDelta { text } = event {
+///             out.frame(|buf| buf.extend_from_slice(serde_json::to_string(text).unwrap().as_bytes()));
+///         }
+///     }
+/// }
+///
+/// let mut out = Frames::new(Framing::Lines);
+/// TextOnly.ui_event(None, &UiEvent::MessageStart, 0, &mut out);
+/// TextOnly.ui_event(None, &UiEvent::MessageDelta { text: "Hi" }, 0, &mut out);
+/// assert_eq!(out.bytes(), b"\"Hi\"\n");
+/// ```
 pub trait Encoder: Send + fmt::Debug {
     /// What this encoder reads.
     fn reads(&self) -> Reads;
@@ -59,6 +88,12 @@ pub trait Encoder: Send + fmt::Debug {
 }
 
 /// What an [`Encoder`] reads.
+///
+/// ```
+/// use roundup::encoders::{OutputFormat, Reads};
+/// assert_eq!(OutputFormat::named("records").unwrap().encoder().reads(), Reads::Records);
+/// assert_eq!(OutputFormat::named("ui").unwrap().encoder().reads(), Reads::UiEvents);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Reads {
@@ -69,6 +104,13 @@ pub enum Reads {
 }
 
 /// How the values of an output are separated.
+///
+/// ```
+/// use roundup::encoders::{Framing, Frames};
+/// let mut out = Frames::new(Framing::Sse);
+/// out.frame(|buf| buf.extend_from_slice(b"{}"));
+/// assert_eq!(out.bytes(), b"data: {}\n\n");
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Framing {
@@ -128,6 +170,13 @@ impl Frames {
 }
 
 /// One output format: a row of [`REGISTRY`].
+///
+/// ```
+/// use roundup::encoders::OutputFormat;
+/// let ui = OutputFormat::named("ui").unwrap();
+/// assert!(ui.about().contains("live UI events"));
+/// let _encoder = ui.encoder();
+/// ```
 pub struct OutputFormat {
     name: &'static str,
     about: &'static str,

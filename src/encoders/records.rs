@@ -18,6 +18,10 @@ use crate::sink::SinkRecord;
 use crate::wire;
 
 /// The registry row of the records.
+///
+/// ```
+/// assert_eq!(roundup::encoders::OutputFormat::default_format(), &roundup::encoders::records::FORMAT);
+/// ```
 pub static FORMAT: OutputFormat = OutputFormat {
     name: "records",
     about: "rounds, stitches and anomalies as they happen,
@@ -26,6 +30,18 @@ then one summary line per run (SPEC §4)",
 };
 
 /// Writes records and summaries as the output lines of SPEC §4.
+///
+/// ```
+/// use roundup::encoders::{records::RecordsEncoder, Encoder, Framing, Frames};
+/// use roundup::{RoundBuilder, StreamHandler};
+///
+/// let builder = RoundBuilder::new();
+/// builder.message("Hi");
+/// builder.finish(roundup::FinishReason::Canceled);
+/// let mut out = Frames::new(Framing::Lines);
+/// RecordsEncoder.record(roundup::SinkRecord::Round(&builder.rounds()[0]), &mut out);
+/// assert!(out.bytes().starts_with(br#"{"type":"round","run":0,"index":0,"closed_by":"finish","message":"Hi""#));
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RecordsEncoder;
 

@@ -6,6 +6,10 @@ use crate::ui::UiEvent;
 use crate::wire;
 
 /// The registry row of the UI events.
+///
+/// ```
+/// assert_eq!(roundup::encoders::OutputFormat::named("ui"), Some(&roundup::encoders::ui::FORMAT));
+/// ```
 pub static FORMAT: OutputFormat = OutputFormat {
     name: "ui",
     about: "the live UI events (message_start,
@@ -15,6 +19,13 @@ session",
 };
 
 /// Writes UI events as the lines `--emit ui` prints.
+///
+/// ```
+/// use roundup::encoders::{ui::UiEncoder, Encoder, Framing, Frames};
+/// let mut out = Frames::new(Framing::Lines);
+/// UiEncoder.ui_event(None, &roundup::UiEvent::ToolCallEnd { id: "t1" }, 0, &mut out);
+/// assert_eq!(out.bytes(), b"{\"event\":\"tool_call_end\",\"id\":\"t1\"}\n");
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct UiEncoder;
 

@@ -11,6 +11,12 @@ use serde::{Deserialize, Serialize};
 use super::TerminalStatus;
 
 /// What kind of misbehaviour an [`Anomaly`] reports (SPEC §4).
+///
+/// ```
+/// use roundup::AnomalyKind;
+/// assert_eq!(AnomalyKind::parse("bad_line"), Some(AnomalyKind::BadLine));
+/// assert_eq!(AnomalyKind::UndeclaredTerminal.to_string(), "undeclared_terminal");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -88,6 +94,22 @@ impl fmt::Display for AnomalyKind {
 }
 
 /// One call that could not be applied, with what it carried.
+///
+/// ```
+/// use roundup::{AnomalyKind, RoundBuilder, SinkRecord, StreamHandler, ToolCallStatus};
+/// use std::sync::{Arc, Mutex};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let store = Arc::clone(&seen);
+/// let builder = RoundBuilder::new().with_sink(move |record: SinkRecord<'_>| {
+///     if let SinkRecord::Anomaly(anomaly) = record {
+///         store.lock().unwrap().push(anomaly.clone());
+///     }
+/// });
+/// builder.tool_update("t9", "late output", ToolCallStatus::Completed);
+/// let anomaly = &seen.lock().unwrap()[0];
+/// assert_eq!((anomaly.kind, anomaly.id.as_deref(), anomaly.detail.as_str()), (AnomalyKind::UndeclaredTerminal, Some("t9"), "late output"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Anomaly {
     /// The session; absent when the input named none.

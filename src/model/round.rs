@@ -9,6 +9,13 @@ use super::{ClosedBy, Meta, PlaceholderReason, TerminalStatus};
 ///
 /// Serialises to the `round` output line of SPEC §4 (without the `type`
 /// tag, which [`OutputLine`](crate::OutputLine) adds).
+///
+/// ```
+/// let line = r#"{"type":"round","run":0,"index":0,"closed_by":"finish","message":"Hi","thought":"",
+///   "tool_calls":[],"started_at_ms":5,"finished_at_ms":9}"#;
+/// let roundup::OutputLine::Round(round) = serde_json::from_str(line).unwrap() else { panic!() };
+/// assert_eq!((round.message.as_str(), round.finished_at_ms - round.started_at_ms), ("Hi", 4));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Round {
     /// The session the round belongs to; absent when the input named none.
@@ -33,6 +40,16 @@ pub struct Round {
 }
 
 /// A tool call of a closed round.
+///
+/// ```
+/// use roundup::{RoundBuilder, StreamHandler, ToolCallStatus};
+/// let builder = RoundBuilder::new();
+/// builder.tool_call("t1", "grep");
+/// builder.tool_update("t1", r#"{"q":"fn"}"#, ToolCallStatus::InProgress);
+/// builder.tool_update("t1", "src/lib.rs", ToolCallStatus::Completed);
+/// let call = &builder.rounds()[0].tool_calls[0];
+/// assert_eq!((call.title.as_str(), call.arguments.as_str()), ("grep", r#"{"q":"fn"}"#));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The id the upstream gave the call (`""` is a valid id).
@@ -56,6 +73,13 @@ pub struct ToolCall {
 }
 
 /// The result of a tool call.
+///
+/// ```
+/// use roundup::ToolResult;
+/// let result: ToolResult = serde_json::from_str(r#"{"status":"completed","content":"ok"}"#).unwrap();
+/// assert_eq!(result.content(), Some("ok"));
+/// assert!(!result.is_placeholder() && !result.is_failed());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum ToolResult {

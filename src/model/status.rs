@@ -8,6 +8,13 @@ use serde::{Deserialize, Serialize};
 /// The status decides what the update's content *is*: an argument delta
 /// while the call is `pending` or `in_progress`, the call's result once it is
 /// `completed` or `failed`.
+///
+/// ```
+/// use roundup::ToolCallStatus;
+/// assert_eq!(ToolCallStatus::parse("in_progress"), Some(ToolCallStatus::InProgress));
+/// assert_eq!(ToolCallStatus::Completed.as_str(), "completed");
+/// assert!(ToolCallStatus::parse("done").is_none());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolCallStatus {
@@ -58,6 +65,12 @@ impl ToolCallStatus {
 
 /// Why a run ended with tool calls still waiting for a result (SPEC §1,
 /// `finish`). It becomes the reason of their placeholder results.
+///
+/// ```
+/// use roundup::FinishReason;
+/// assert_eq!(FinishReason::parse("canceled"), Some(FinishReason::Canceled));
+/// assert_eq!(FinishReason::Interrupted.as_str(), "interrupted");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -89,6 +102,13 @@ impl FinishReason {
 }
 
 /// The two terminal statuses, the ones that carry a result.
+///
+/// ```
+/// use roundup::{Call, TerminalStatus, ToolCallStatus};
+/// let call = Call::ToolUpdate { id: "t1", content: "boom", status: ToolCallStatus::Failed };
+/// assert_eq!(call.terminal_status(), Some(TerminalStatus::Failed));
+/// assert_eq!(TerminalStatus::Failed.as_str(), "failed");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TerminalStatus {
@@ -109,6 +129,12 @@ impl TerminalStatus {
 }
 
 /// Why a tool call has a placeholder instead of a result.
+///
+/// ```
+/// use roundup::{FinishReason, PlaceholderReason};
+/// assert_eq!(PlaceholderReason::from(FinishReason::Canceled), PlaceholderReason::Canceled);
+/// assert_eq!(PlaceholderReason::Superseded.as_str(), "superseded");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -143,6 +169,15 @@ impl From<FinishReason> for PlaceholderReason {
 }
 
 /// What closed a round (SPEC §2, rules 2 to 4).
+///
+/// ```
+/// use roundup::{ClosedBy, RoundBuilder, StreamHandler, ToolCallStatus};
+/// let builder = RoundBuilder::new();
+/// builder.tool_call("t1", "ls");
+/// builder.tool_update("t1", "a.txt", ToolCallStatus::Completed);
+/// assert_eq!(builder.rounds()[0].closed_by, ClosedBy::ToolsDone);
+/// assert_eq!(ClosedBy::NextChunk.as_str(), "next_chunk");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]

@@ -8,6 +8,18 @@ use super::{Meta, PlaceholderReason, Round, ToolResult};
 ///
 /// The builder keeps it up to date incrementally, so it is exact even when
 /// rounds are not retained.
+///
+/// ```
+/// use roundup::{FinishReason, RoundBuilder, StreamHandler};
+/// let builder = RoundBuilder::new();
+/// builder.message("Hi");
+/// builder.tool_call("t1", "ls");
+/// builder.token_usage(1_200);
+/// builder.finish(FinishReason::Canceled);
+/// let summary = builder.summary();
+/// assert_eq!((summary.rounds, summary.tool_calls, summary.placeholders.canceled), (1, 1, 1));
+/// assert_eq!((summary.message_bytes, summary.last_token_usage), (2, Some(1_200)));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// The session; absent when the input named none.
@@ -92,6 +104,13 @@ impl Summary {
 
 /// Placeholder counts keyed by reason; serialises as an object holding the
 /// non-zero reasons only.
+///
+/// ```
+/// use roundup::{PlaceholderCounts, PlaceholderReason};
+/// let counts: PlaceholderCounts = serde_json::from_str(r#"{"superseded":2}"#).unwrap();
+/// assert_eq!((counts.get(PlaceholderReason::Superseded), counts.total()), (2, 2));
+/// assert_eq!(serde_json::to_string(&PlaceholderCounts::default()).unwrap(), "{}");
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlaceholderCounts {
     /// Closed by the next chunk, never stitched.

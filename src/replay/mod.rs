@@ -79,6 +79,12 @@ impl ReplayOptions {
 }
 
 /// Counts of a finished replay.
+///
+/// ```
+/// let input = b"{\"op\":\"message\",\"text\":\"Hi\",\"session\":\"a\"}\n\n{\"op\":\"oops\"\n";
+/// let stats = roundup::replay(&input[..], std::io::sink(), &roundup::ReplayOptions::new(), &mut ()).unwrap();
+/// assert_eq!((stats.lines, stats.bad_lines, stats.sessions), (3, 1, 2));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReplayStats {
