@@ -77,6 +77,7 @@ fn main() {
     const ROUNDS: usize = 9;
     let mut times = vec![Vec::new(); candidates.len()];
     let mut ratios = vec![Vec::new(); candidates.len()];
+    let mut versus_baseline = Vec::new();
     for round in 0..=ROUNDS {
         let measured: Vec<Duration> = candidates
             .iter()
@@ -92,6 +93,9 @@ fn main() {
         for (i, t) in measured.iter().enumerate() {
             times[i].push(*t);
             ratios[i].push(t.as_secs_f64() / measured[0].as_secs_f64());
+        }
+        if baseline.is_some() {
+            versus_baseline.push(measured[3].as_secs_f64() / measured[4].as_secs_f64());
         }
     }
     let median = |v: &mut Vec<f64>| {
@@ -109,6 +113,9 @@ fn main() {
             lines / t.as_secs_f64(),
             median(&mut ratios[i])
         );
+    }
+    if baseline.is_some() {
+        println!("CLI / baseline binary: {:.3}x (median of the per-round ratios)", median(&mut versus_baseline));
     }
     // ROUNDUP_BENCH_KEEP=1 keeps the trace, for profiling the CLI on it.
     if std::env::var_os("ROUNDUP_BENCH_KEEP").is_some() {

@@ -13,7 +13,9 @@
 
 mod open_round;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
+
+use smallvec::SmallVec;
 
 use crate::call::Call;
 use crate::model::{
@@ -96,8 +98,9 @@ struct Run {
     open_text: Option<TextKind>,
     /// Ids that got a real result in this run (for `duplicate_terminal`).
     resulted: HashSet<Box<str>>,
-    /// Unstitched `superseded` placeholders by id, oldest first.
-    superseded: HashMap<Box<str>, VecDeque<CallSlot>>,
+    /// Unstitched `superseded` placeholders by id, oldest first. An id
+    /// rarely has more than one, so the list is inline.
+    superseded: HashMap<Box<str>, SmallVec<[CallSlot; 1]>>,
     /// The latest closed call of each id, for late metadata.
     closed_calls: HashMap<Box<str>, CallSlot>,
     summary: Summary,
@@ -329,7 +332,9 @@ impl RoundMachine {
             return;
         }
         // (2) The oldest unstitched `superseded` placeholder with that id.
-        if let Some(slot) = self.run.superseded.get_mut(id).and_then(VecDeque::pop_front) {
+        if let Some(slot) =
+            self.run.superseded.get_mut(id).and_then(|slots| (!slots.is_empty()).then(|| slots.remove(0)))
+        {
             return self.stitch(id, slot, ToolResult::real(status, content.to_owned()), now, out);
         }
         // (3) An id that already has a real result in this run; (4) otherwise.
@@ -441,12 +446,15 @@ impl RoundMachine {
         }
         let index = self.run.next_round;
         let run = self.run.number;
-        let (message, thought, calls, started_at_ms) = self.run.open.take();
+        let (message, thought, mut calls, started_at_ms) = self.run.open.take();
         let tool_calls = calls
-            .into_iter()
+            .drain(..)
             .enumerate()
             .map(|(position, call)| self.settle(call, position, index, reason, now, out))
             .collect();
+        // The emptied list goes back, so the next round's calls need no
+        // allocation of their own.
+        self.run.open.calls = calls;
         let round = Round {
             session: self.options.session.clone(),
             run,
@@ -484,7 +492,7 @@ impl RoundMachine {
                 out.ui(UiEvent::ToolCallInterrupted { id: &call.id, reason });
                 if reason == PlaceholderReason::Superseded {
                     let slots = self.run.superseded.entry(call.id.as_str().into()).or_default();
-                    slots.push_back(CallSlot { round, position });
+                    slots.push(CallSlot { round, position });
                 }
                 (ToolResult::Placeholder { reason }, now)
             }
