@@ -57,6 +57,17 @@ pub enum Call<'a> {
         /// The whole arguments.
         args: &'a str,
     },
+    /// `tool_output(id, content, replace)`: live output of a running tool
+    /// call (SPEC rule 13).
+    ToolOutput {
+        /// The call's id.
+        id: &'a str,
+        /// Output to append, or the whole output so far when `replace`.
+        content: &'a str,
+        /// Replaces what came before instead of appending.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        replace: bool,
+    },
     /// `token_usage(total)`.
     TokenUsage {
         /// The context-window occupancy.
@@ -109,6 +120,7 @@ impl<'a> Call<'a> {
             Call::ToolCall { .. } => "tool_call",
             Call::ToolUpdate { .. } => "tool_update",
             Call::ArgsSnapshot { .. } => "args_snapshot",
+            Call::ToolOutput { .. } => "tool_output",
             Call::TokenUsage { .. } => "token_usage",
             Call::Start => "start",
             Call::Finish { .. } => "finish",
@@ -124,6 +136,7 @@ impl<'a> Call<'a> {
             Call::ToolCall { id, .. }
             | Call::ToolUpdate { id, .. }
             | Call::ArgsSnapshot { id, .. }
+            | Call::ToolOutput { id, .. }
             | Call::ToolMeta { id, .. } => Some(id),
             Call::Anomaly { id, .. } => id,
             _ => None,
@@ -137,7 +150,7 @@ impl<'a> Call<'a> {
         match *self {
             Call::Message { text } | Call::Thought { text } => text.to_owned(),
             Call::ToolCall { title, .. } => title.to_owned(),
-            Call::ToolUpdate { content, .. } => content.to_owned(),
+            Call::ToolUpdate { content, .. } | Call::ToolOutput { content, .. } => content.to_owned(),
             Call::ArgsSnapshot { args, .. } => args.to_owned(),
             Call::TokenUsage { total } => total.to_string(),
             Call::Finish { reason } => reason.as_str().to_owned(),

@@ -100,6 +100,14 @@ pub trait StreamHandler: Send + Sync {
         self.call(Call::ArgsSnapshot { id, args })
     }
 
+    /// Live output of a running tool call (a terminal's bytes, a progress
+    /// text): appended, or with `replace` replacing what came before. It
+    /// never closes a round; a terminal `tool_update` with empty content
+    /// takes it as the result (SPEC rule 13).
+    fn tool_output(&self, id: &str, content: &str, replace: bool) {
+        self.call(Call::ToolOutput { id, content, replace })
+    }
+
     /// The context-window occupancy: a gauge that may go down, not a sum.
     fn token_usage(&self, total: u64) {
         self.call(Call::TokenUsage { total })

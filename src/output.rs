@@ -7,7 +7,7 @@
 //! message chunk) allocates nothing once the buffer has grown: the builder
 //! swaps two buffers, delivers one and clears it, keeping its capacity.
 
-use crate::model::{Anomaly, MetaPatch, Round, Stitch};
+use crate::model::{Anomaly, MetaPatch, Round, Stitch, Summary};
 use crate::sink::SinkRecord;
 use crate::ui::{UiEvent, UiEventOf};
 
@@ -24,6 +24,7 @@ enum Item {
     Stitch(Box<Stitch>),
     Anomaly(Box<Anomaly>),
     Meta(Box<MetaPatch>),
+    Summary(Box<Summary>),
     Ui(UiEventOf<Span>),
 }
 
@@ -35,7 +36,14 @@ enum Item {
 /// let mut out = Outputs::new();
 /// machine.handle(Call::Message { text: "Hi" }, 0, &mut out);
 /// let events: Vec<Output<'_>> = out.iter().collect();
-/// assert_eq!(events, [Output::Ui(UiEvent::MessageStart), Output::Ui(UiEvent::MessageDelta { text: "Hi" })]);
+/// assert_eq!(
+///     events,
+///     [
+///         Output::Ui(UiEvent::RunStart { run: 0 }),
+///         Output::Ui(UiEvent::MessageStart),
+///         Output::Ui(UiEvent::MessageDelta { text: "Hi" }),
+///     ]
+/// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output<'a> {
@@ -107,6 +115,7 @@ impl Outputs {
             Item::Stitch(stitch) => Output::Record(SinkRecord::Stitch(stitch)),
             Item::Anomaly(anomaly) => Output::Record(SinkRecord::Anomaly(anomaly)),
             Item::Meta(patch) => Output::Record(SinkRecord::Meta(patch)),
+            Item::Summary(summary) => Output::Record(SinkRecord::Summary(summary)),
             Item::Ui(event) => Output::Ui(event.map(|span| self.text.get(span.start..span.end).unwrap_or_default())),
         })
     }
@@ -133,10 +142,25 @@ impl Outputs {
         self.record(Item::Meta(Box::new(patch)));
     }
 
+    pub(crate) fn summary(&mut self, summary: Summary) {
+        self.record(Item::Summary(Box::new(summary)));
+    }
+
     fn record(&mut self, item: Item) {
         let at = self.call_mark.min(self.items.len());
         self.items.insert(at, item);
         self.call_mark = at + 1;
+    }
+
+    /// Queues a UI event without strings before the current call's other
+    /// UI events (and after its records).
+    pub(crate) fn ui_first(&mut self, event: UiEvent<'static>) {
+        if self.ui_disabled {
+            return;
+        }
+        let event = event.map(|_| Span { start: 0, end: 0 });
+        let at = self.call_mark.min(self.items.len());
+        self.items.insert(at, Item::Ui(event));
     }
 
     /// Queues a UI event, copying its strings into the arena.

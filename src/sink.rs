@@ -1,11 +1,11 @@
 //! The round sink: where persistence plugs in.
 
-use crate::model::{Anomaly, MetaPatch, Round, Stitch};
+use crate::model::{Anomaly, MetaPatch, Round, Stitch, Summary};
 
 /// One record for persistence, borrowed for the duration of the call.
 ///
-/// `#[non_exhaustive]`: persistence will be told more (a run's summary when
-/// it finishes), so a sink keeps a fallback arm.
+/// `#[non_exhaustive]`: persistence may be told more in later versions, so a
+/// sink keeps a fallback arm.
 ///
 /// ```
 /// use roundup::{RoundBuilder, SinkRecord, StreamHandler};
@@ -27,6 +27,9 @@ pub enum SinkRecord<'a> {
     Anomaly(&'a Anomaly),
     /// Metadata for a tool call of an already persisted round: merge it.
     Meta(&'a MetaPatch),
+    /// A run finished: its counts and metadata, as they are at its finish
+    /// (SPEC §6 "Summary"). Nothing more is counted into it.
+    Summary(&'a Summary),
 }
 
 /// Receives closed rounds, stitches and anomalies, in state order, never

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::model::{ClosedBy, PlaceholderReason};
+use crate::model::{ClosedBy, FinishReason, PlaceholderReason};
 
 /// One live UI event, with its strings borrowed from the builder's output
 /// buffer (reused, so a streaming chunk costs no allocation).
@@ -33,12 +33,25 @@ pub type UiEvent<'a> = UiEventOf<&'a str>;
 /// assert_eq!(line, r#"{"event":"message_delta","text":"Hi"}"#);
 /// ```
 ///
-/// `#[non_exhaustive]`: live views will be told more (run starts and ends,
-/// live tool output), so a handler keeps a fallback arm.
+/// `#[non_exhaustive]`: live views may be told more in later versions, so a
+/// handler keeps a fallback arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum UiEventOf<S> {
+    /// A run begins: the session's first call, or a `start`.
+    RunStart {
+        /// The run, counted from 0 in the session.
+        run: u64,
+    },
+    /// A run finished (after the end of everything it held); its summary
+    /// reached the sink just before.
+    RunEnd {
+        /// The run.
+        run: u64,
+        /// Why it finished.
+        reason: FinishReason,
+    },
     /// Assistant text begins.
     MessageStart,
     /// A fragment of assistant text.
@@ -79,6 +92,15 @@ pub enum UiEventOf<S> {
         /// A delta to append, or the whole arguments when `replace`.
         args: S,
         /// `true` for a snapshot that replaces what was shown.
+        replace: bool,
+    },
+    /// Live output of the running call (SPEC rule 13).
+    ToolCallOutput {
+        /// The call's id.
+        id: S,
+        /// Output to append, or the whole output so far when `replace`.
+        content: S,
+        /// `true` when `content` replaces what was shown.
         replace: bool,
     },
     /// The call's result arrived; `tool_call_end` follows.
@@ -136,6 +158,8 @@ impl<S> UiEventOf<S> {
     pub fn map<T>(self, mut f: impl FnMut(S) -> T) -> UiEventOf<T> {
         use UiEventOf::*;
         match self {
+            RunStart { run } => RunStart { run },
+            RunEnd { run, reason } => RunEnd { run, reason },
             MessageStart => MessageStart,
             MessageDelta { text } => MessageDelta { text: f(text) },
             MessageEnd => MessageEnd,
@@ -145,6 +169,7 @@ impl<S> UiEventOf<S> {
             ToolCallStart { id, title } => ToolCallStart { id: f(id), title: f(title) },
             ToolCallTitle { id, title } => ToolCallTitle { id: f(id), title: f(title) },
             ToolCallArgs { id, args, replace } => ToolCallArgs { id: f(id), args: f(args), replace },
+            ToolCallOutput { id, content, replace } => ToolCallOutput { id: f(id), content: f(content), replace },
             ToolCallResult { id, content, success } => ToolCallResult { id: f(id), content: f(content), success },
             ToolCallEnd { id } => ToolCallEnd { id: f(id) },
             ToolCallInterrupted { id, reason } => ToolCallInterrupted { id: f(id), reason },

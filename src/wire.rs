@@ -55,12 +55,14 @@ pub fn write_record(out: &mut Vec<u8>, record: SinkRecord<'_>) {
         Stitch(&'a Stitch),
         Anomaly(&'a Anomaly),
         Meta(&'a MetaPatch),
+        Summary(&'a Summary),
     }
     let line = match record {
         SinkRecord::Round(round) => Line::Round(round),
         SinkRecord::Stitch(stitch) => Line::Stitch(stitch),
         SinkRecord::Anomaly(anomaly) => Line::Anomaly(anomaly),
         SinkRecord::Meta(patch) => Line::Meta(patch),
+        SinkRecord::Summary(summary) => Line::Summary(summary),
     };
     write_json(out, &line);
 }

@@ -173,6 +173,12 @@ impl DeepworkAdapter {
                 calls.call(session, Call::Finish { reason });
             }
             "error" => report(calls, session, AnomalyKind::ProtocolError, &format!("deepwork: error: {event}")),
+            // roundup's own deepwork output sends live tool output this way.
+            "status" if text("status") == "tool_output" && tool("id").is_some_and(Value::is_string) => {
+                let id = tool("id").and_then(Value::as_str).unwrap_or_default();
+                let replace = event.get("replace").and_then(Value::as_bool) == Some(true);
+                calls.call(session, Call::ToolOutput { id, content: text("content"), replace });
+            }
             "status" => {
                 let statuses = self.statuses.entry(session.map(str::to_owned)).or_default();
                 statuses.count("deepwork_statuses", text("status"), session, calls);

@@ -3,7 +3,9 @@
 //! with `source` naming the session.
 //!
 //! A deepwork `tool_start` carries the whole input, so every argument delta
-//! re-sends the input shown so far.
+//! re-sends the input shown so far. Live tool output, which deepwork has no
+//! event for, goes out as a `status` event (`"status": "tool_output"`, with
+//! `tool`, `content` and `replace`); a run's end as `done` with its reason.
 //!
 //! ```
 //! use roundup::encoders::{Framing, Frames, OutputFormat};
@@ -131,12 +133,22 @@ impl SessionEvents {
                 json!({"kind": "tool_result", "tool": {"id": id, "name": name, "output": output, "is_error": true}})
             }
             UiEvent::TokenUsage { total } => json!({"kind": "usage", "usage": {"input_tokens": total}}),
+            // deepwork has no live-output event: a `status` event says what
+            // the tool is doing, which is what live output is; roundup's
+            // deepwork adapter reads it back as `tool_output`.
+            UiEvent::ToolCallOutput { id, content, replace } => {
+                let name = self.tools.get(id).map(|t| t.0.clone()).unwrap_or_default();
+                json!({"kind": "status", "status": "tool_output", "tool": {"id": id, "name": name},
+                       "content": content, "replace": replace})
+            }
+            UiEvent::RunEnd { reason, .. } => json!({"kind": "done", "reason": reason.as_str()}),
             UiEvent::MessageStart
             | UiEvent::MessageEnd
             | UiEvent::ThoughtStart
             | UiEvent::ThoughtEnd
             | UiEvent::ToolCallEnd { .. }
-            | UiEvent::RoundEnd { .. } => return None,
+            | UiEvent::RoundEnd { .. }
+            | UiEvent::RunStart { .. } => return None,
         };
         out["meta"] = json!({"seq": self.seq, "ts": ts_ms});
         self.seq += 1;

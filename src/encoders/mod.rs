@@ -20,7 +20,6 @@
 
 use std::fmt;
 
-use crate::model::Summary;
 use crate::sink::SinkRecord;
 use crate::ui::UiEvent;
 
@@ -44,7 +43,8 @@ registry![records, ui, deepwork];
 /// Turns delivered output into the bytes of one output format.
 ///
 /// An encoder reads either the records for persistence (rounds, stitches,
-/// anomalies, meta patches and run summaries) or the live UI events, as
+/// anomalies, meta patches and run summaries, each as it happens) or the
+/// live UI events, as
 /// [`reads`](Encoder::reads) says; whoever drives it produces only that.
 ///
 /// ```
@@ -75,12 +75,9 @@ pub trait Encoder: Send + fmt::Debug {
     /// What this encoder reads.
     fn reads(&self) -> Reads;
 
-    /// A record for persistence, for an encoder that reads
-    /// [`Reads::Records`].
+    /// A record for persistence (a run's summary included, at its
+    /// finish), for an encoder that reads [`Reads::Records`].
     fn record(&mut self, _record: SinkRecord<'_>, _out: &mut Frames) {}
-
-    /// A run's summary, for an encoder that reads [`Reads::Records`].
-    fn summary(&mut self, _summary: &Summary, _out: &mut Frames) {}
 
     /// A live UI event of `session` at clock reading `at_ms`, for an encoder
     /// that reads [`Reads::UiEvents`].
@@ -97,7 +94,7 @@ pub trait Encoder: Send + fmt::Debug {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Reads {
-    /// Records for persistence and run summaries.
+    /// Records for persistence, run summaries among them.
     Records,
     /// Live UI events.
     UiEvents,

@@ -1,19 +1,18 @@
-//! The records of SPEC §4: rounds, stitches, anomalies and meta patches as
-//! they happen, then one summary per run. What `roundup replay` prints by
-//! default, and what persistence stores.
+//! The records of SPEC §4: rounds, stitches, anomalies, meta patches and
+//! each run's summary at its finish, as they happen. What `roundup replay`
+//! prints by default, and what persistence stores.
 //!
 //! ```
 //! use roundup::encoders::{Framing, Frames, OutputFormat};
-//! use roundup::Summary;
+//! use roundup::{SinkRecord, Summary};
 //!
 //! let mut encoder = OutputFormat::named("records").unwrap().encoder();
 //! let mut out = Frames::new(Framing::Lines);
-//! encoder.summary(&Summary::default(), &mut out);
+//! encoder.record(SinkRecord::Summary(&Summary::default()), &mut out);
 //! assert!(out.bytes().starts_with(br#"{"type":"summary","run":0,"rounds":0"#));
 //! ```
 
 use super::{Encoder, Frames, OutputFormat, Reads};
-use crate::model::Summary;
 use crate::sink::SinkRecord;
 use crate::wire;
 
@@ -24,12 +23,12 @@ use crate::wire;
 /// ```
 pub static FORMAT: OutputFormat = OutputFormat {
     name: "records",
-    about: "rounds, stitches and anomalies as they happen,
-then one summary line per run (SPEC §4)",
+    about: "rounds, stitches, anomalies, and each run's
+summary at its finish (SPEC §4)",
     encoder: || Box::new(RecordsEncoder),
 };
 
-/// Writes records and summaries as the output lines of SPEC §4.
+/// Writes records as the output lines of SPEC §4.
 ///
 /// ```
 /// use roundup::encoders::{records::RecordsEncoder, Encoder, Framing, Frames};
@@ -54,7 +53,4 @@ impl Encoder for RecordsEncoder {
         out.frame(|buf| wire::write_record(buf, record));
     }
 
-    fn summary(&mut self, summary: &Summary, out: &mut Frames) {
-        out.frame(|buf| wire::write_summary(buf, summary));
-    }
 }

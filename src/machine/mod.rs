@@ -88,10 +88,20 @@ struct CallSlot {
     position: usize,
 }
 
+/// A `superseded` placeholder a late result may still stitch, with the live
+/// output its call had sent (a late terminal with empty content takes it).
+#[derive(Debug, Clone)]
+struct Superseded {
+    slot: CallSlot,
+    output: String,
+}
+
 /// The state of one run.
 #[derive(Debug, Default)]
 struct Run {
     number: u64,
+    /// `run_start` was sent to the UI.
+    announced: bool,
     finished: bool,
     next_round: u64,
     open: OpenRound,
@@ -100,7 +110,7 @@ struct Run {
     resulted: HashSet<Box<str>>,
     /// Unstitched `superseded` placeholders by id, oldest first. An id
     /// rarely has more than one, so the list is inline.
-    superseded: HashMap<Box<str>, SmallVec<[CallSlot; 1]>>,
+    superseded: HashMap<Box<str>, SmallVec<[Superseded; 1]>>,
     /// The latest closed call of each id, for late metadata.
     closed_calls: HashMap<Box<str>, CallSlot>,
     summary: Summary,
@@ -206,6 +216,7 @@ impl RoundMachine {
             Call::ToolCall { id, .. } => open.position(id).is_none(),
             Call::ToolUpdate { status, .. } => status.is_terminal(),
             Call::ArgsSnapshot { .. }
+            | Call::ToolOutput { .. }
             | Call::TokenUsage { .. }
             | Call::ToolMeta { .. }
             | Call::RunMeta { .. }
@@ -218,6 +229,25 @@ impl RoundMachine {
     /// caused to `out`.
     pub fn handle(&mut self, call: Call<'_>, now_ms: u64, out: &mut Outputs) {
         out.begin_call(self.options.ui_events);
+        let (run, mark) = (self.run.number, out.len());
+        self.dispatch(call, now_ms, out);
+        // `run_start` comes right before the first output of a run, so that
+        // a call that changes nothing (an empty fragment) emits nothing.
+        if self.run.number == run && out.len() > mark {
+            self.announce(out);
+        }
+    }
+
+    /// Tells the UI that the current run began, once, before this call's
+    /// other UI events.
+    fn announce(&mut self, out: &mut Outputs) {
+        if !self.run.announced {
+            self.run.announced = true;
+            out.ui_first(UiEvent::RunStart { run: self.run.number });
+        }
+    }
+
+    fn dispatch(&mut self, call: Call<'_>, now_ms: u64, out: &mut Outputs) {
         let now = now_ms;
         if let Call::Anomaly { kind, id, detail } = call {
             return self.anomaly(out, kind, id, None, detail.to_owned(), None);
@@ -234,6 +264,7 @@ impl RoundMachine {
                 None => self.arguments(id, content, false, out),
             },
             Call::ArgsSnapshot { id, args } => self.arguments(id, args, true, out),
+            Call::ToolOutput { id, content, replace } => self.output(id, content, replace, out),
             Call::TokenUsage { total } => {
                 self.run.summary.last_token_usage = Some(total);
                 out.ui(UiEvent::TokenUsage { total });
@@ -315,16 +346,34 @@ impl RoundMachine {
         out.ui(UiEvent::ToolCallArgs { id, args, replace });
     }
 
-    /// Rules 3, 9 and 10: where a terminal goes, first match wins (SPEC §6).
+    /// Rule 13: live output of a result-less call of the open round; the id
+    /// check comes first (SPEC §6).
+    fn output(&mut self, id: &str, content: &str, replace: bool, out: &mut Outputs) {
+        let Some(call) = self.run.open.call_mut(id).filter(|call| call.result.is_none()) else {
+            return self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, content.to_owned(), None);
+        };
+        if replace {
+            call.output.clear();
+        } else if content.is_empty() {
+            return;
+        }
+        call.output.push_str(content);
+        out.ui(UiEvent::ToolCallOutput { id, content, replace });
+    }
+
+    /// Rules 3, 9, 10 and 13: where a terminal goes, first match wins (SPEC
+    /// §6); empty terminal content takes the call's live output.
     fn terminal(&mut self, id: &str, content: &str, status: TerminalStatus, now: u64, out: &mut Outputs) {
         let success = status == TerminalStatus::Completed;
         // (1) A result-less call with that id in the open round.
         if let Some(call) = self.run.open.call_mut(id).filter(|call| call.result.is_none()) {
-            call.result = Some(ToolResult::real(status, content.to_owned()));
+            let content = if content.is_empty() { std::mem::take(&mut call.output) } else { content.to_owned() };
+            call.output = String::new();
+            out.ui(UiEvent::ToolCallResult { id, content: &content, success });
+            call.result = Some(ToolResult::real(status, content));
             call.finished_at_ms = now;
             self.run.open.pending -= 1;
             self.run.resulted.insert(id.into());
-            out.ui(UiEvent::ToolCallResult { id, content, success });
             out.ui(UiEvent::ToolCallEnd { id });
             if self.run.open.pending == 0 {
                 self.close(ClosedBy::ToolsDone, PlaceholderReason::Superseded, now, out);
@@ -332,10 +381,10 @@ impl RoundMachine {
             return;
         }
         // (2) The oldest unstitched `superseded` placeholder with that id.
-        if let Some(slot) =
-            self.run.superseded.get_mut(id).and_then(|slots| (!slots.is_empty()).then(|| slots.remove(0)))
-        {
-            return self.stitch(id, slot, ToolResult::real(status, content.to_owned()), now, out);
+        let oldest = self.run.superseded.get_mut(id).and_then(|slots| (!slots.is_empty()).then(|| slots.remove(0)));
+        if let Some(Superseded { slot, output }) = oldest {
+            let content = if content.is_empty() { output } else { content.to_owned() };
+            return self.stitch(id, slot, ToolResult::real(status, content), now, out);
         }
         // (3) An id that already has a real result in this run; (4) otherwise.
         let kind = if self.run.resulted.contains(id) {
@@ -409,13 +458,19 @@ impl RoundMachine {
     }
 
     /// Rule 4: the run ends; the open round closes if it holds anything.
+    /// The summary, as the run is now, goes to the sink (SPEC §6
+    /// "Summary"); nothing is counted into it afterwards.
     fn finish(&mut self, reason: FinishReason, now: u64, out: &mut Outputs) {
         self.close(ClosedBy::Finish, reason.into(), now, out);
+        self.announce(out);
         self.run.finished = true;
+        out.summary(self.run.summary.clone());
+        out.ui(UiEvent::RunEnd { run: self.run.number, reason });
     }
 
     /// Rule 4: a new run. An unfinished run is finished first, unless it
     /// never saw anything (then `start` only confirms the implicit one).
+    /// The new run is announced with its first output.
     fn start(&mut self, now: u64, out: &mut Outputs) {
         if !self.run.finished {
             if self.run_is_pristine() {
@@ -492,9 +547,9 @@ impl RoundMachine {
                 out.ui(UiEvent::ToolCallInterrupted { id: &call.id, reason });
                 if reason == PlaceholderReason::Superseded {
                     let slots = self.run.superseded.entry(call.id.as_str().into()).or_default();
-                    slots.push(CallSlot { round, position });
+                    slots.push(Superseded { slot: CallSlot { round, position }, output: call.output.clone() });
                 }
-                (ToolResult::Placeholder { reason }, now)
+                (ToolResult::placeholder_with_output(reason, call.output), now)
             }
         };
         ToolCall {
@@ -534,7 +589,11 @@ impl RoundMachine {
         detail: String,
         content: Option<String>,
     ) {
-        self.run.summary.anomalies += 1;
+        // A finished run's summary is already written: what follows its
+        // finish carries its number but is not counted (SPEC §6).
+        if !self.run.finished {
+            self.run.summary.anomalies += 1;
+        }
         out.anomaly(Anomaly {
             session: self.options.session.clone(),
             run: self.run.number,

@@ -12,6 +12,8 @@ pub(crate) struct OpenCall {
     pub(crate) id: String,
     pub(crate) title: String,
     pub(crate) arguments: String,
+    /// Live output so far (SPEC rule 13).
+    pub(crate) output: String,
     pub(crate) result: Option<ToolResult>,
     pub(crate) started_at_ms: u64,
     pub(crate) finished_at_ms: u64,
@@ -74,6 +76,7 @@ impl OpenRound {
             id: id.to_owned(),
             title: title.to_owned(),
             arguments: String::new(),
+            output: String::new(),
             result: None,
             started_at_ms: now,
             finished_at_ms: now,

@@ -14,6 +14,7 @@ enum Rec {
     Stitch(Stitch),
     Anomaly(Anomaly),
     Meta(MetaPatch),
+    Summary(Summary),
 }
 
 /// Drives a machine and keeps everything it produced.
@@ -60,6 +61,7 @@ impl Harness {
                         SinkRecord::Stitch(s) => Rec::Stitch(s.clone()),
                         SinkRecord::Anomaly(a) => Rec::Anomaly(a.clone()),
                         SinkRecord::Meta(m) => Rec::Meta(m.clone()),
+                        SinkRecord::Summary(s) => Rec::Summary(s.clone()),
                     });
                 }
                 Output::Ui(event) => {
@@ -110,6 +112,12 @@ impl Harness {
     fn kinds(&self) -> Vec<AnomalyKind> {
         self.anomalies().iter().map(|a| a.kind).collect()
     }
+    fn summaries(&self) -> Vec<&Summary> {
+        self.records.iter().filter_map(|r| if let Rec::Summary(s) = r { Some(s) } else { None }).collect()
+    }
+    fn output(&mut self, id: &str, content: &str, replace: bool) -> &mut Self {
+        self.call(Call::ToolOutput { id, content, replace })
+    }
 }
 
 use crate::model::ToolCallStatus;
@@ -123,6 +131,7 @@ fn ui_text(event: &UiEvent<'_>) -> String {
         | UiEvent::ToolCallEnd { id }
         | UiEvent::ToolCallTitle { id, .. }
         | UiEvent::ToolCallArgs { id, .. }
+        | UiEvent::ToolCallOutput { id, .. }
         | UiEvent::ToolCallResult { id, .. }
         | UiEvent::ToolCallInterrupted { id, .. }
         | UiEvent::ToolCallStitched { id, .. } => format!("{name}:{id}"),
@@ -139,7 +148,7 @@ fn completed(content: &str) -> ToolResult {
 }
 
 fn placeholder(reason: PlaceholderReason) -> ToolResult {
-    ToolResult::Placeholder { reason }
+    ToolResult::placeholder(reason)
 }
 
 // Rule 1 ------------------------------------------------------------------
@@ -267,7 +276,9 @@ fn rule4_every_call_after_finish_is_an_anomaly_until_start() {
     assert_eq!(anomalies[5].content.as_deref(), Some("r"));
     assert_eq!(anomalies[7].content.as_deref(), Some("5"));
     assert_eq!(h.rounds().len(), 1, "nothing changed");
-    assert_eq!(h.machine.summary().anomalies, 9);
+    // The summary was written at the finish: what follows is not counted.
+    assert_eq!(h.machine.summary().anomalies, 0);
+    assert_eq!(h.summaries().len(), 1, "one summary, at the finish");
     assert_eq!(h.machine.summary().last_token_usage, None);
 }
 
@@ -562,12 +573,15 @@ fn summary_counts_the_final_rounds() {
 }
 
 #[test]
-fn external_anomalies_are_delivered_and_counted_even_after_finish() {
+fn external_anomalies_are_delivered_and_counted_until_the_finish() {
     let mut h = Harness::new();
+    h.call(Call::Anomaly { kind: AnomalyKind::BadLine, id: None, detail: "line 1: nope" });
     h.finish(FinishReason::Canceled);
     h.call(Call::Anomaly { kind: AnomalyKind::BadLine, id: None, detail: "line 3: nope" });
-    assert_eq!(h.kinds(), [AnomalyKind::BadLine]);
-    assert_eq!(h.machine.summary().anomalies, 1);
+    assert_eq!(h.kinds(), [AnomalyKind::BadLine, AnomalyKind::BadLine]);
+    assert_eq!(h.anomalies()[1].run, 0, "it carries the finished run's number");
+    assert_eq!(h.machine.summary().anomalies, 1, "counted up to the finish only");
+    assert_eq!(h.summaries()[0].anomalies, 1);
 }
 
 // UI events and ordering ------------------------------------------------------
@@ -580,6 +594,7 @@ fn ui_starts_and_ends_pair_across_kinds_and_closes() {
     assert_eq!(
         h.ui,
         [
+            "run_start",
             "thought_start",
             "thought_delta:t",
             "thought_end",
@@ -594,6 +609,7 @@ fn ui_starts_and_ends_pair_across_kinds_and_closes() {
             "message_delta:next",
             "message_end",
             "round_end",
+            "run_end",
         ]
     );
 }
@@ -602,7 +618,7 @@ fn ui_starts_and_ends_pair_across_kinds_and_closes() {
 fn ui_a_result_is_followed_by_its_end() {
     let mut h = Harness::new();
     h.tool("a", "x").done("a", "A");
-    assert_eq!(h.ui, ["tool_call_start:a", "tool_call_result:a", "tool_call_end:a", "round_end"]);
+    assert_eq!(h.ui, ["run_start", "tool_call_start:a", "tool_call_result:a", "tool_call_end:a", "round_end"]);
 }
 
 #[test]
@@ -705,4 +721,98 @@ fn run_meta_goes_into_the_summary_and_refuses_summary_fields() {
     // Metadata makes a run non-empty: `start` then begins a new one.
     h.start();
     assert_eq!(h.machine.run(), 1);
+}
+
+// Rule 13: live tool output ------------------------------------------------
+
+#[test]
+fn rule13_output_appends_replaces_and_is_the_empty_terminal_result() {
+    let mut h = Harness::new();
+    h.tool("a", "bash").snapshot("a", "{}");
+    h.output("a", "10%", false).output("a", "50%", true).output("a", "", false).output("a", " done", false);
+    assert!(h.rounds().is_empty(), "output never closes a round");
+    h.done("a", "");
+    let call = &h.rounds()[0].tool_calls[0];
+    assert_eq!(call.result, completed("50% done"));
+    assert_eq!(call.arguments, "{}", "output never touches the arguments");
+}
+
+#[test]
+fn rule13_terminal_content_wins_over_output() {
+    let mut h = Harness::new();
+    h.tool("a", "bash").output("a", "partial", false).done("a", "final");
+    assert_eq!(h.rounds()[0].tool_calls[0].result, completed("final"));
+}
+
+#[test]
+fn rule13_output_for_a_call_without_a_result_in_the_open_round_is_unknown() {
+    let mut h = Harness::new();
+    h.tool("a", "x").tool("b", "y").output("ghost", "lost", false).done("a", "A").output("a", "after", false);
+    h.output("a", "", false);
+    assert_eq!(h.kinds(), [AnomalyKind::UnknownToolCall; 3], "the id check comes first, even for empty output");
+    let details: Vec<&str> = h.anomalies().iter().map(|a| a.detail.as_str()).collect();
+    assert_eq!(details, ["lost", "after", ""]);
+}
+
+#[test]
+fn rule13_placeholders_keep_the_output_and_a_stitch_takes_it() {
+    let mut h = Harness::new();
+    h.tool("a", "bash").output("a", "line 1\n", false).tool("b", "read").message("next");
+    let results = results(h.rounds()[0]);
+    assert_eq!(results[0].placeholder_output(), Some("line 1\n"));
+    assert_eq!(results[1], placeholder(PlaceholderReason::Superseded), "no output: none kept");
+    h.done("a", "");
+    assert_eq!(h.stitches()[0].result, completed("line 1\n"));
+    h.finish(FinishReason::Canceled);
+    assert_eq!(h.machine.summary().stitches, 1);
+}
+
+#[test]
+fn rule13_the_output_is_the_ui_event_of_the_result() {
+    let mut h = Harness::new();
+    h.tool("a", "bash").output("a", "x", false).done("a", "");
+    assert_eq!(
+        h.ui,
+        ["run_start", "tool_call_start:a", "tool_call_output:a", "tool_call_result:a", "tool_call_end:a", "round_end"]
+    );
+}
+
+// Summaries at each finish (SPEC §6) ---------------------------------------
+
+#[test]
+fn a_summary_is_written_at_each_finish_after_the_round_it_closes() {
+    let mut h = Harness::new();
+    h.message("one").finish(FinishReason::Canceled).start().message("two").start().message("three");
+    let runs: Vec<u64> = h.summaries().iter().map(|s| s.run).collect();
+    assert_eq!(runs, [0, 1], "a finish and a start over an unfinished run each write one");
+    let kinds: Vec<&str> = h
+        .records
+        .iter()
+        .map(|r| match r {
+            Rec::Round(_) => "round",
+            Rec::Summary(_) => "summary",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["round", "summary", "round", "summary"]);
+    assert_eq!(h.summaries()[1].message_bytes, 3);
+}
+
+#[test]
+fn a_run_that_saw_nothing_still_gets_its_summary_and_its_run_events() {
+    let mut h = Harness::new();
+    h.message("");
+    assert!(h.ui.is_empty(), "an empty fragment emits nothing, not even run_start");
+    h.finish(FinishReason::Interrupted);
+    assert_eq!(h.summaries().len(), 1);
+    assert_eq!(h.ui, ["run_start", "run_end"]);
+}
+
+#[test]
+fn run_events_pair_and_number_the_runs() {
+    let mut h = Harness::new();
+    h.message("a").finish(FinishReason::Canceled).start().start().message("b").finish(FinishReason::Interrupted);
+    let runs: Vec<String> = h.ui.iter().filter(|e| e.starts_with("run_")).cloned().collect();
+    assert_eq!(runs, ["run_start", "run_end", "run_start", "run_end"]);
+    assert_eq!(h.summaries().iter().map(|s| s.run).collect::<Vec<_>>(), [0, 1]);
 }

@@ -94,12 +94,15 @@ pub enum ToolResult {
         content: String,
     },
     /// No result arrived before the round closed. More may be said of it
-    /// in later versions (the live output received so far, SPEC rule 13),
-    /// so build one with [`ToolResult::placeholder`].
+    /// in later versions, so build one with [`ToolResult::placeholder`].
     #[non_exhaustive]
     Placeholder {
         /// Why no result arrived.
         reason: PlaceholderReason,
+        /// The live output the call had sent when its round closed (SPEC
+        /// rule 13); absent when it sent none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
     },
 }
 
@@ -113,13 +116,39 @@ impl ToolResult {
     /// assert_eq!(serde_json::to_string(&result).unwrap(), r#"{"status":"placeholder","reason":"canceled"}"#);
     /// ```
     pub fn placeholder(reason: PlaceholderReason) -> Self {
-        ToolResult::Placeholder { reason }
+        ToolResult::Placeholder { reason, output: None }
+    }
+
+    /// A placeholder that keeps the live output received before its round
+    /// closed (none when `output` is empty).
+    ///
+    /// ```
+    /// use roundup::{PlaceholderReason, ToolResult};
+    /// let result = ToolResult::placeholder_with_output(PlaceholderReason::Canceled, "50%".into());
+    /// assert_eq!(result.placeholder_output(), Some("50%"));
+    /// assert_eq!(
+    ///     serde_json::to_string(&result).unwrap(),
+    ///     r#"{"status":"placeholder","reason":"canceled","output":"50%"}"#
+    /// );
+    /// assert_eq!(ToolResult::placeholder_with_output(PlaceholderReason::Canceled, String::new()).placeholder_output(), None);
+    /// ```
+    pub fn placeholder_with_output(reason: PlaceholderReason, output: String) -> Self {
+        ToolResult::Placeholder { reason, output: (!output.is_empty()).then_some(output) }
     }
 
     /// Why a placeholder stands in for the result; `None` for a real result.
     pub fn placeholder_reason(&self) -> Option<PlaceholderReason> {
         match self {
-            ToolResult::Placeholder { reason } => Some(*reason),
+            ToolResult::Placeholder { reason, .. } => Some(*reason),
+            _ => None,
+        }
+    }
+
+    /// The live output a placeholder keeps; `None` for a real result or a
+    /// placeholder without output.
+    pub fn placeholder_output(&self) -> Option<&str> {
+        match self {
+            ToolResult::Placeholder { output, .. } => output.as_deref(),
             _ => None,
         }
     }

@@ -96,7 +96,7 @@ impl Summary {
     fn add_result(&mut self, result: &ToolResult) {
         match result {
             ToolResult::Failed { .. } => self.failed_tool_calls += 1,
-            ToolResult::Placeholder { reason } => self.placeholders.add(*reason),
+            ToolResult::Placeholder { reason, .. } => self.placeholders.add(*reason),
             ToolResult::Completed { .. } => {}
         }
     }

@@ -19,7 +19,7 @@ fn decode(line: &[u8], through_serde: bool) -> String {
 fn key() -> impl Strategy<Value = String> {
     prop_oneof![
         8 => prop::sample::select(vec![
-            "op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail",
+            "op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail", "replace",
         ]).prop_map(|k| format!("\"{k}\"")),
         1 => Just("\"extra\"".to_owned()),
         1 => Just(r#""o\u0070""#.to_owned()),
@@ -43,7 +43,7 @@ fn value() -> impl Strategy<Value = String> {
         12 => string_value(),
         1 => prop::sample::select(vec![
             "0", "7", "18234", "01", "-1", "1.5", "1e3", "18446744073709551615", "18446744073709551616", "null", "true",
-            "false", "{}", "[1,[2]]", "{\"a\":\"b\"}", "\"message\"", "\"tool_update\"", "\"completed\"", "\"canceled\"",
+            "false", "{}", "[1,[2]]", "{\"a\":\"b\"}", "\"message\"", "\"tool_update\"", "\"tool_output\"", "\"completed\"", "\"canceled\"",
         ]).prop_map(str::to_owned),
     ]
 }

@@ -29,7 +29,7 @@ enum Field<'a> {
     UInt(u64),
     Int(i64),
     Float(f64),
-    Bool,
+    Bool(bool),
     Array,
     Object(Meta),
     Null,
@@ -42,7 +42,7 @@ impl Field<'_> {
             Field::UInt(_) | Field::Int(_) => "an integer",
             Field::Float(f) if f.fract() == 0.0 && f.abs() >= 9.2e18 => "an integer out of the 64-bit range",
             Field::Float(_) => "a number with a fraction or an exponent",
-            Field::Bool => "a boolean",
+            Field::Bool(_) => "a boolean",
             Field::Array => "an array",
             Field::Object(_) => "an object",
             Field::Null => "null",
@@ -87,8 +87,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
                 Ok(Field::Float(v))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Field::Bool)
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Field::Bool(v))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(Field::Null)
@@ -128,12 +128,13 @@ struct Fields<'a> {
     kind: Option<Field<'a>>,
     detail: Option<Field<'a>>,
     meta: Option<Field<'a>>,
+    replace: Option<Field<'a>>,
 }
 
 /// The known field names, recognised without allocating.
-const FIELD_NAMES: [&str; 14] = [
+const FIELD_NAMES: [&str; 15] = [
     "op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail",
-    "meta",
+    "meta", "replace",
 ];
 
 /// A key of an ops line: the index of a known field, or none.
@@ -157,6 +158,7 @@ impl Key {
             "kind" => 11,
             "detail" => 12,
             "meta" => 13,
+            "replace" => 14,
             _ => return Key(None),
         }))
     }
@@ -195,6 +197,7 @@ impl<'a> Fields<'a> {
             11 => &mut self.kind,
             12 => &mut self.detail,
             13 => &mut self.meta,
+            14 => &mut self.replace,
             _ => return None,
         })
     }
@@ -381,6 +384,15 @@ impl<'a> OpsLine<'a> {
             "args_snapshot" => {
                 Call::ArgsSnapshot { id: required_str("id", &f.id)?, args: required_str("args", &f.args)? }
             }
+            "tool_output" => Call::ToolOutput {
+                id: required_str("id", &f.id)?,
+                content: required_str("content", &f.content)?,
+                replace: match &f.replace {
+                    None => false,
+                    Some(Field::Bool(replace)) => *replace,
+                    Some(other) => return Err(wrong_type("replace", "a boolean", other)),
+                },
+            },
             "token_usage" => match &f.total {
                 Some(Field::UInt(total)) => Call::TokenUsage { total: *total },
                 Some(other) => return Err(wrong_type("total", "a non-negative integer", other)),

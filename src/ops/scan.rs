@@ -69,11 +69,13 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// A string value or a plain non-negative integer.
+/// A string value, a plain non-negative integer, or `true` / `false`.
 fn value(line: &str, at: usize) -> Option<(Field<'_>, usize)> {
     let bytes = line.as_bytes();
     match bytes.get(at)? {
         b'"' => string(line, at).map(|(s, end)| (Field::Str(s), end)),
+        b't' if bytes[at..].starts_with(b"true") => Some((Field::Bool(true), at + 4)),
+        b'f' if bytes[at..].starts_with(b"false") => Some((Field::Bool(false), at + 5)),
         b'0'..=b'9' => {
             let digits = bytes[at..].iter().take_while(|b| b.is_ascii_digit()).count();
             let end = at + digits;
@@ -231,7 +233,9 @@ mod tests {
             r#"{"op":"message","text":null}"#,
             r#"{"op":"message","x":{}}"#,
             r#"{"op":"message","x":[1]}"#,
-            r#"{"op":"message","x":true}"#,
+            r#"{"op":"message","x":tru}"#,
+            r#"{"op":"message","x":truex}"#,
+            r#"{"op":"message","x":nul}"#,
             r#"{"total":-1}"#,
             r#"{"total":1.5}"#,
             r#"{"total":1e3}"#,

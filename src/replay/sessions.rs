@@ -117,18 +117,14 @@ impl Sessions {
         }
     }
 
-    /// End of input: open runs finish in order of first appearance, then
-    /// one summary per run (SPEC §3, §6). Returns the number of sessions.
+    /// End of input: open runs finish in order of first appearance, each
+    /// writing its summary (SPEC §3, §6). Returns the number of sessions.
     pub(crate) fn end(&mut self) -> usize {
         if self.builders.is_empty() {
             self.get(None);
         }
         for builder in &self.builders {
             builder.finish_if_running(FinishReason::Interrupted);
-        }
-        let Encoding { encoder, out } = &mut *self.encoding.lock();
-        for summary in self.builders.iter().flat_map(RoundBuilder::summaries) {
-            encoder.summary(&summary, out);
         }
         self.builders.len()
     }

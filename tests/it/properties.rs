@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use roundup::{
     FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine, StreamHandler,
 };
-use roundup_testkit::capture::{options, output_json, parse_output, replay_lines, summary_json, Log};
+use roundup_testkit::capture::{options, output_json, parse_output, replay_lines, Log};
 use roundup_testkit::generate::{jsonl, session_steps, steps, Op, Step};
 use roundup_testkit::invariants::{check_nothing_lost, check_rounds, check_ui, check_ui_per_session, Fed};
 use roundup_testkit::reference::Reference;
@@ -161,8 +161,8 @@ proptest! {
             recorder.call(step.call());
         }
         builder.finish_if_running(FinishReason::Interrupted);
-        let mut live: Vec<Value> = log.values().into_iter().filter(|v| v.get("type").is_some()).collect();
-        live.extend(builder.summaries().iter().map(summary_json));
+        // Summaries reach the sink at each finish, like every other record.
+        let live: Vec<Value> = log.values().into_iter().filter(|v| v.get("type").is_some()).collect();
         let recorded = recorder.finish_writing().unwrap();
         let replayed = roundup_testkit::capture::replay_ops(&recorded);
         prop_assert_eq!(parse_output(replayed.as_bytes()), live);
@@ -181,7 +181,16 @@ proptest! {
 /// The UI checker must be able to fail, or the property proves nothing.
 #[test]
 fn the_ui_checker_rejects_malformed_streams() {
-    let ev = |s: &str| -> Vec<Value> { s.lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    // Each stream is wrapped in one run.
+    let ev = |s: &str| -> Vec<Value> {
+        let run = format!("{{\"event\":\"run_start\",\"run\":0}}\n{s}\n{{\"event\":\"run_end\",\"run\":0}}");
+        run.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let bare = |s: &str| -> Vec<Value> { s.lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    assert!(check_ui(&bare(r#"{"event":"message_start"}"#)).is_err(), "outside a run");
+    assert!(check_ui(&bare(r#"{"event":"run_start","run":0}"#)).is_err(), "a run left open");
+    assert!(check_ui(&ev(r#"{"event":"run_start","run":1}"#)).is_err(), "a run inside a run");
+    assert!(check_ui(&ev(r#"{"event":"tool_call_output","id":"a","content":"x","replace":false}"#)).is_err());
     assert!(check_ui(&ev(r#"{"event":"message_delta","text":"a"}"#)).is_err());
     assert!(check_ui(&ev("{\"event\":\"message_start\"}\n{\"event\":\"thought_end\"}")).is_err());
     assert!(check_ui(&ev(r#"{"event":"tool_call_start","id":"a","title":""}"#)).is_err());

@@ -14,6 +14,7 @@ pub enum Op {
     ToolCall(String, String),
     Update(String, String, ToolCallStatus),
     Snapshot(String, String),
+    Output(String, String, bool),
     Usage(u64),
     Start,
     Finish(FinishReason),
@@ -36,6 +37,7 @@ impl Step {
             Op::ToolCall(id, title) => Call::ToolCall { id, title },
             Op::Update(id, content, status) => Call::ToolUpdate { id, content, status: *status },
             Op::Snapshot(id, args) => Call::ArgsSnapshot { id, args },
+            Op::Output(id, content, replace) => Call::ToolOutput { id, content, replace: *replace },
             Op::Usage(total) => Call::TokenUsage { total: *total },
             Op::Start => Call::Start,
             Op::Finish(reason) => Call::Finish { reason: *reason },
@@ -87,6 +89,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (id(), prop::sample::select(vec!["", "bash", "read"])).prop_map(|(id, t)| Op::ToolCall(id, t.to_owned())),
         5 => (id(), text(), status()).prop_map(|(id, c, s)| Op::Update(id, c, s)),
         1 => (id(), text()).prop_map(|(id, a)| Op::Snapshot(id, a)),
+        3 => (id(), text(), prop::bool::weighted(0.2)).prop_map(|(id, c, r)| Op::Output(id, c, r)),
         1 => (0u64..100_000).prop_map(Op::Usage),
         1 => Just(Op::Start),
         1 => prop::sample::select(vec![FinishReason::Canceled, FinishReason::Interrupted]).prop_map(Op::Finish),
@@ -103,12 +106,12 @@ fn meta() -> impl Strategy<Value = Meta> {
         .prop_map(|entries| entries.into_iter().map(|(k, v)| (k.to_owned(), serde_json::Value::from(v))).collect())
 }
 
-/// Gives every terminal a unique content, so that where each one ended up
-/// can be checked.
+/// Gives every terminal with content a unique content, so that where each
+/// one ended up can be checked (an empty one takes the call's live output).
 fn unique_results(mut steps: Vec<Step>) -> Vec<Step> {
     for (n, step) in steps.iter_mut().enumerate() {
         if let Op::Update(_, content, status) = &mut step.op {
-            if status.is_terminal() {
+            if status.is_terminal() && !content.is_empty() {
                 content.push_str(&format!("#{n}"));
             }
         }

@@ -1,17 +1,19 @@
-//! Invariants of roundup's output, checked by the property tests and by the
-//! fuzz targets (which include this file by path). Each returns the first
-//! violation as a message. Only serde_json and roundup are used here.
+//! Invariants of roundup's output, checked by the property tests, the
+//! stress tests and the fuzz targets. Each returns the first violation as a
+//! message.
 
 use std::collections::HashMap;
 
 use roundup::{Call, OpsLine};
 use serde_json::Value;
 
-/// UI events (of one session) are well formed: text starts and ends pair,
-/// deltas only inside their pair, every tool call start gets exactly one
-/// end or interrupted, a round ends with nothing open, and nothing is left
-/// open once the run finished.
+/// UI events (of one session) are well formed: runs start and end in pairs
+/// and every other event is inside one, text starts and ends pair, deltas
+/// only inside their pair, every tool call start gets exactly one end or
+/// interrupted, live output only while its call is open, a round ends with
+/// nothing open, and nothing is left open once the run finished.
 pub fn check_ui(events: &[Value]) -> Result<(), String> {
+    let mut in_run = false;
     let mut text: Option<&str> = None;
     let mut open_calls: Vec<String> = Vec::new();
     let mut round_calls: Vec<String> = Vec::new();
@@ -19,7 +21,24 @@ pub fn check_ui(events: &[Value]) -> Result<(), String> {
         let name = event["event"].as_str().unwrap_or("?");
         let id = event["id"].as_str().unwrap_or_default().to_owned();
         let fail = |why: &str| Err(format!("event {i} ({event}): {why}"));
+        if name == "run_start" {
+            if in_run {
+                return fail("a run starts while one is open");
+            }
+            in_run = true;
+            continue;
+        }
+        if !in_run {
+            return fail("an event outside a run");
+        }
         match name {
+            "run_end" => {
+                if text.is_some() || !open_calls.is_empty() {
+                    return fail("a run ends with something open");
+                }
+                in_run = false;
+                round_calls.clear();
+            }
             "message_start" | "thought_start" => {
                 if text.is_some() {
                     return fail("start while a text stream is open");
@@ -45,9 +64,9 @@ pub fn check_ui(events: &[Value]) -> Result<(), String> {
                 open_calls.push(id.clone());
                 round_calls.push(id);
             }
-            "tool_call_result" => {
+            "tool_call_result" | "tool_call_output" => {
                 if !open_calls.contains(&id) {
-                    return fail("result for a call that is not open");
+                    return fail("result or output for a call that is not open");
                 }
             }
             "tool_call_end" | "tool_call_interrupted" => {
@@ -71,7 +90,7 @@ pub fn check_ui(events: &[Value]) -> Result<(), String> {
             other => return fail(&format!("unknown event {other}")),
         }
     }
-    if text.is_some() || !open_calls.is_empty() {
+    if in_run || text.is_some() || !open_calls.is_empty() {
         return Err("something is still open after the run finished".into());
     }
     Ok(())
@@ -131,7 +150,10 @@ pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
 pub enum Fed {
     Message(Option<String>, String),
     Thought(Option<String>, String),
-    Terminal(Option<String>, String),
+    /// A terminal `tool_update`: session, id, content.
+    Terminal(Option<String>, String, String),
+    /// A `tool_output`: session, id, content, replace.
+    Output(Option<String>, String, String, bool),
 }
 
 impl Fed {
@@ -141,8 +163,11 @@ impl Fed {
         match *call {
             Call::Message { text } => Some(Fed::Message(session, text.to_owned())),
             Call::Thought { text } => Some(Fed::Thought(session, text.to_owned())),
-            Call::ToolUpdate { content, status, .. } if status.is_terminal() => {
-                Some(Fed::Terminal(session, content.to_owned()))
+            Call::ToolUpdate { id, content, status } if status.is_terminal() => {
+                Some(Fed::Terminal(session, id.to_owned(), content.to_owned()))
+            }
+            Call::ToolOutput { id, content, replace } => {
+                Some(Fed::Output(session, id.to_owned(), content.to_owned(), replace))
             }
             _ => None,
         }
@@ -156,19 +181,24 @@ impl Fed {
             .filter_map(|line| Fed::of(line.session(), &line.call().ok()??))
             .collect()
     }
+
+    fn session(&self) -> &Option<String> {
+        match self {
+            Fed::Message(s, _) | Fed::Thought(s, _) | Fed::Terminal(s, ..) | Fed::Output(s, ..) => s,
+        }
+    }
 }
 
 /// Nothing is lost: per session, all text fed in is in the rounds (or,
-/// after `finish`, in the anomaly reporting it), in order; and every
-/// terminal's content is in exactly one place: a result, a stitch or an
-/// anomaly (compared as multisets, so repeated contents count).
+/// after `finish`, in the anomaly reporting it), in order; every terminal's
+/// non-empty content is in exactly one place (a result, a stitch or an
+/// anomaly; compared as multisets, so repeated contents count), and there
+/// is one such place per terminal (an empty terminal takes the call's live
+/// output, SPEC rule 13); and every piece of live output is in a result, a
+/// placeholder's `output`, a stitch or an anomaly, unless a later
+/// `replace` or a later non-empty terminal of the same id superseded it.
 pub fn check_nothing_lost(fed: &[Fed], lines: &[Value]) -> Result<(), String> {
-    let mut sessions: Vec<Option<String>> = fed
-        .iter()
-        .map(|f| match f {
-            Fed::Message(s, _) | Fed::Thought(s, _) | Fed::Terminal(s, _) => s.clone(),
-        })
-        .collect();
+    let mut sessions: Vec<Option<String>> = fed.iter().map(|f| f.session().clone()).collect();
     sessions.sort();
     sessions.dedup();
     for session in &sessions {
@@ -196,15 +226,25 @@ pub fn check_nothing_lost(fed: &[Fed], lines: &[Value]) -> Result<(), String> {
             }
         }
         let mut fed_results: HashMap<String, i64> = HashMap::new();
+        let mut terminals = 0;
         for f in fed {
-            if let Fed::Terminal(s, content) = f {
+            if let Fed::Terminal(s, _, content) = f {
                 if s == session {
-                    *fed_results.entry(content.clone()).or_default() += 1;
+                    terminals += 1;
+                    if !content.is_empty() {
+                        *fed_results.entry(content.clone()).or_default() += 1;
+                    }
                 }
             }
         }
         let mut found: HashMap<String, i64> = HashMap::new();
-        let mut add = |v: &Value| *found.entry(v.as_str().unwrap_or_default().to_owned()).or_default() += 1;
+        let mut places = 0;
+        // Every text a piece of output may have gone to.
+        let mut haystack = String::new();
+        let mut add = |v: &Value| {
+            places += 1;
+            *found.entry(v.as_str().unwrap_or_default().to_owned()).or_default() += 1;
+        };
         for line in lines.iter().filter(mine) {
             match line["type"].as_str() {
                 Some("round") => {
@@ -212,23 +252,57 @@ pub fn check_nothing_lost(fed: &[Fed], lines: &[Value]) -> Result<(), String> {
                         if !call["result"]["content"].is_null() {
                             add(&call["result"]["content"]);
                         }
+                        for text in [&call["result"]["content"], &call["result"]["output"]] {
+                            haystack.push_str(text.as_str().unwrap_or_default());
+                            haystack.push('\u{0}');
+                        }
                     }
                 }
-                Some("stitch") => add(&line["result"]["content"]),
-                Some("anomaly") => match line["kind"].as_str() {
-                    Some("duplicate_terminal" | "undeclared_terminal") => add(&line["detail"]),
-                    Some("after_finish") if line["detail"] == "tool_update" && !line["status"].is_null() => {
-                        // An empty content is not repeated in the anomaly:
-                        // `add` reads a missing one as "".
-                        add(&line["content"])
+                Some("stitch") => {
+                    add(&line["result"]["content"]);
+                    haystack.push_str(line["result"]["content"].as_str().unwrap_or_default());
+                }
+                Some("anomaly") => {
+                    match line["kind"].as_str() {
+                        Some("duplicate_terminal" | "undeclared_terminal") => add(&line["detail"]),
+                        Some("after_finish") if line["detail"] == "tool_update" && !line["status"].is_null() => {
+                            // An empty content is not repeated in the anomaly:
+                            // `add` reads a missing one as "".
+                            add(&line["content"])
+                        }
+                        _ => {}
                     }
-                    _ => {}
-                },
+                    for text in [&line["detail"], &line["content"]] {
+                        haystack.push_str(text.as_str().unwrap_or_default());
+                    }
+                }
                 _ => {}
             }
+            haystack.push('\u{0}');
         }
-        if fed_results != found {
-            return Err(format!("session {session:?}: terminal contents fed {fed_results:?}, found {found:?}"));
+        // An empty terminal may have taken live output: those match no
+        // fed content, only a place.
+        for (content, count) in &fed_results {
+            if found.get(content).copied().unwrap_or(0) < *count {
+                return Err(format!("session {session:?}: terminal contents fed {fed_results:?}, found {found:?}"));
+            }
+        }
+        if places != terminals {
+            return Err(format!("session {session:?}: {terminals} terminals fed, {places} places found: {found:?}"));
+        }
+        for (at, f) in fed.iter().enumerate() {
+            let Fed::Output(s, id, content, _) = f else { continue };
+            if s != session || content.is_empty() {
+                continue;
+            }
+            let superseded = fed[at + 1..].iter().any(|later| match later {
+                Fed::Output(s2, id2, _, true) => s2 == s && id2 == id,
+                Fed::Terminal(s2, id2, content) => s2 == s && id2 == id && !content.is_empty(),
+                _ => false,
+            });
+            if !superseded && !haystack.contains(content.as_str()) {
+                return Err(format!("session {session:?}: output {content:?} of {id:?} is nowhere"));
+            }
         }
     }
     Ok(())

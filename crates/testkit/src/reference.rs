@@ -16,6 +16,7 @@ struct PendingCall {
     id: String,
     title: String,
     arguments: String,
+    output: String,
     result: Option<ToolResult>,
     started: u64,
     finished: u64,
@@ -79,8 +80,8 @@ impl Reference {
         self.lines.extend(lines);
     }
 
-    /// End of input: open runs finish in order of first appearance, then
-    /// the summaries.
+    /// End of input: open runs finish in order of first appearance (each
+    /// finish writes its summary).
     pub fn end(&mut self, now: u64) {
         if self.sessions.is_empty() {
             self.session(None);
@@ -90,11 +91,6 @@ impl Reference {
                 let mut lines = Vec::new();
                 self.sessions[i].apply(Call::Finish { reason: FinishReason::Interrupted }, now, &mut lines);
                 self.lines.extend(lines);
-            }
-        }
-        for session in &self.sessions {
-            for run in 0..=session.run {
-                self.lines.push(line("summary", &session.summary(run)));
             }
         }
     }
@@ -111,7 +107,9 @@ impl Session {
         content: Option<String>,
     ) {
         self.touched = true;
-        *self.anomalies.last_mut().unwrap() += 1;
+        if !self.finished {
+            *self.anomalies.last_mut().unwrap() += 1;
+        }
         let anomaly = Anomaly {
             session: self.name.clone(),
             run: self.run,
@@ -160,6 +158,7 @@ impl Session {
                         id: id.to_owned(),
                         title: title.to_owned(),
                         arguments: String::new(),
+                        output: String::new(),
                         result: None,
                         started: now,
                         finished: now,
@@ -176,11 +175,18 @@ impl Session {
                 Some(c) => c.arguments = args.to_owned(),
                 None => self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, args, None),
             },
+            Call::ToolOutput { id, content, replace } => {
+                match self.calls.iter_mut().find(|c| c.id == id && c.result.is_none()) {
+                    Some(c) if replace => c.output = content.to_owned(),
+                    Some(c) => c.output.push_str(content),
+                    None => self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, content, None),
+                }
+            }
             Call::ToolUpdate { id, content, .. } => {
                 let status = call.terminal_status().unwrap();
-                let result = ToolResult::real(status, content.to_owned());
                 if let Some(c) = self.calls.iter_mut().find(|c| c.id == id && c.result.is_none()) {
-                    c.result = Some(result);
+                    let content = if content.is_empty() { c.output.clone() } else { content.to_owned() };
+                    c.result = Some(ToolResult::real(status, content));
                     c.finished = now;
                     if self.calls.iter().all(|c| c.result.is_some()) {
                         self.close(ClosedBy::ToolsDone, PlaceholderReason::Superseded, now, out);
@@ -188,9 +194,16 @@ impl Session {
                     return;
                 }
                 let run = self.run;
-                let superseded = ToolResult::placeholder(PlaceholderReason::Superseded);
+                let superseded = |c: &&mut ToolCall| {
+                    c.id == id && c.result.placeholder_reason() == Some(PlaceholderReason::Superseded)
+                };
                 for round in self.rounds.iter_mut().filter(|r| r.run == run) {
-                    if let Some(c) = round.tool_calls.iter_mut().find(|c| c.id == id && c.result == superseded) {
+                    if let Some(c) = round.tool_calls.iter_mut().find(superseded) {
+                        let content = match content {
+                            "" => c.result.placeholder_output().unwrap_or_default().to_owned(),
+                            content => content.to_owned(),
+                        };
+                        let result = ToolResult::real(status, content);
                         c.result = result.clone();
                         c.finished_at_ms = now;
                         let stitch = Stitch {
@@ -253,7 +266,7 @@ impl Session {
             }
             Call::Finish { reason } => {
                 self.close(ClosedBy::Finish, reason.into(), now, out);
-                self.finished = true;
+                self.finish(out);
             }
             Call::Start => {
                 if !self.finished {
@@ -263,6 +276,7 @@ impl Session {
                         return;
                     }
                     self.close(ClosedBy::Finish, PlaceholderReason::Interrupted, now, out);
+                    self.finish(out);
                 }
                 self.finished = false;
                 self.touched = false;
@@ -275,6 +289,12 @@ impl Session {
             Call::Anomaly { .. } => unreachable!(),
             other => panic!("the reference model does not know {}", other.op_name()),
         }
+    }
+
+    /// The run is over: its summary line, as it is now.
+    fn finish(&mut self, out: &mut Vec<Value>) {
+        self.finished = true;
+        out.push(line("summary", &self.summary(self.run)));
     }
 
     fn close(&mut self, closed_by: ClosedBy, reason: PlaceholderReason, now: u64, out: &mut Vec<Value>) {
@@ -292,7 +312,7 @@ impl Session {
                 title: c.title,
                 arguments: c.arguments,
                 finished_at_ms: if c.result.is_some() { c.finished } else { now },
-                result: c.result.unwrap_or(ToolResult::placeholder(reason)),
+                result: c.result.unwrap_or(ToolResult::placeholder_with_output(reason, c.output)),
                 started_at_ms: c.started,
             })
             .collect();
@@ -314,7 +334,8 @@ impl Session {
     fn summary(&self, run: u64) -> Summary {
         let rounds: Vec<&Round> = self.rounds.iter().filter(|r| r.run == run).collect();
         let calls: Vec<&ToolCall> = rounds.iter().flat_map(|r| r.tool_calls.iter()).collect();
-        let placeholders = |reason| calls.iter().filter(|c| c.result == ToolResult::placeholder(reason)).count() as u64;
+        let placeholders =
+            |reason| calls.iter().filter(|c| c.result.placeholder_reason() == Some(reason)).count() as u64;
         Summary {
             session: self.name.clone(),
             run,

@@ -119,19 +119,10 @@ fn compare(expected: &[Value], actual: &[Value], what: &str) -> Result<(), Strin
 /// count means vectors went missing.
 pub const KNOWN_VECTORS: usize = 27;
 
-/// Vectors of SPEC v2 (`tool_output`, rule 13; summaries written at each
-/// finish, §6) that the implementation does not pass yet. Each must still
-/// fail, so that the list can only shrink: a vector that starts passing is
-/// an error until it is taken off.
-pub const PENDING: &[&str] = &[
-    "20-live-output-is-the-empty-terminal-result",
-    "22-output-replace",
-    "23-output-for-unknown-call",
-    "24-finish-keeps-output-on-placeholder",
-    "25-stitch-takes-placeholder-output",
-    "26-summary-at-each-finish",
-    "27-after-finish-after-summary-not-counted",
-];
+/// Vectors the implementation does not pass yet (none now: SPEC v2's 20–27
+/// pass). Each listed must still fail, so that the list can only shrink: a
+/// vector that starts passing is an error until it is taken off.
+pub const PENDING: &[&str] = &[];
 
 impl Vector {
     /// The file name without `.json`, as [`PENDING`] names vectors.
