@@ -211,10 +211,21 @@ impl InputFormat {
     /// assert_eq!(InputFormat::detect(b"not json").name(), "ops");
     /// ```
     pub fn detect(payload: &[u8]) -> &'static InputFormat {
-        let first = REGISTRY[0];
+        Self::recognise(payload).unwrap_or(REGISTRY[0])
+    }
+
+    /// The format whose detection accepts `payload`, if any: what a bad
+    /// line of another format looks like.
+    ///
+    /// ```
+    /// use roundup::adapters::InputFormat;
+    /// assert_eq!(InputFormat::recognise(br#"{"type":"run_started","v":1}"#).map(InputFormat::name), Some("uagent"));
+    /// assert_eq!(InputFormat::recognise(br#"{"hello":"world"}"#), None);
+    /// ```
+    pub fn recognise(payload: &[u8]) -> Option<&'static InputFormat> {
         let Ok(Value::Object(event)) = serde_json::from_slice::<Value>(payload) else {
-            return first;
+            return None;
         };
-        REGISTRY.iter().copied().find(|format| (format.detect)(&event)).unwrap_or(first)
+        REGISTRY.iter().copied().find(|format| (format.detect)(&event))
     }
 }

@@ -96,6 +96,13 @@ pub struct ReplayStats {
     pub bytes: u64,
     /// Sessions seen (the session-less one included).
     pub sessions: usize,
+    /// Payloads read: non-blank lines, or SSE events.
+    pub payloads: u64,
+    /// The input format read: the one asked for, or the one detected.
+    pub format: Option<&'static InputFormat>,
+    /// The input format the first bad payload looks like, when it looks
+    /// like one: what to suggest when every payload was bad.
+    pub bad_lines_look_like: Option<&'static InputFormat>,
 }
 
 /// Why a replay stopped early. Bad input never does: it is reported as
@@ -150,12 +157,16 @@ pub trait ReplayObserver {
 impl ReplayObserver for () {}
 
 const PROGRESS_EVERY: u64 = 16 << 20;
-const FLUSH_AT: usize = 64 << 10;
-/// A line buffer grown past this by one huge line is released afterwards.
+/// A partial line grown past this by one huge line is released afterwards.
 const KEEP_LINE_CAPACITY: usize = 1 << 20;
 
 /// Replays a recorded stream from `input`, writing the output of `options`
 /// to `output`.
+///
+/// Output is written and flushed whenever the input's buffer runs dry,
+/// before the next read (which may block, on a pipe): a live stream's
+/// output appears as soon as its input line is read, while a file is still
+/// written in large blocks.
 ///
 /// ```
 /// let ops = br#"{"op":"message","text":"Hi"}
@@ -176,28 +187,50 @@ pub fn replay(
     observer: &mut dyn ReplayObserver,
 ) -> Result<ReplayStats, ReplayError> {
     let mut replay = Replay::new(options);
-    let mut line = Vec::new();
+    // A line that straddles two reads of the input.
+    let mut partial = Vec::new();
     let mut next_progress = PROGRESS_EVERY;
     loop {
-        line.clear();
-        let read = input.read_until(b'\n', &mut line).map_err(ReplayError::Read)?;
-        if read == 0 {
+        let chunk = match input.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(ReplayError::Read(error)),
+        };
+        if chunk.is_empty() {
             break;
         }
-        replay.stats.bytes += read as u64;
-        replay.line(&line, observer);
-        if line.capacity() > KEEP_LINE_CAPACITY {
-            line = Vec::new();
+        let read = chunk.len();
+        let mut rest = chunk;
+        // Lines within the chunk are read where they lie, not copied.
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let (line, after) = rest.split_at(end + 1);
+            if partial.is_empty() {
+                replay.line(line, observer);
+            } else {
+                partial.extend_from_slice(line);
+                replay.line(&partial, observer);
+                partial.clear();
+                if partial.capacity() > KEEP_LINE_CAPACITY {
+                    partial = Vec::new();
+                }
+            }
+            rest = after;
         }
+        partial.extend_from_slice(rest);
+        input.consume(read);
+        replay.stats.bytes += read as u64;
         if replay.stats.bytes >= next_progress {
             next_progress = replay.stats.bytes + PROGRESS_EVERY;
             observer.progress(replay.stats.bytes, replay.stats.lines);
         }
-        replay.flush(&mut output, FLUSH_AT)?;
+        // The buffer ran dry: the next read may wait for more input.
+        replay.flush(&mut output)?;
+    }
+    if !partial.is_empty() {
+        replay.line(&partial, observer);
     }
     replay.end(observer);
-    replay.flush(&mut output, 0)?;
-    output.flush().map_err(ReplayError::Write)?;
+    replay.flush(&mut output)?;
     Ok(replay.stats)
 }
 
@@ -221,7 +254,7 @@ impl Replay {
             sessions: Sessions::new(options.to.encoder(), options.framing),
             event: Vec::new(),
             event_line: 0,
-            stats: ReplayStats::default(),
+            stats: ReplayStats { format: options.from, ..ReplayStats::default() },
         }
     }
 
@@ -263,10 +296,19 @@ impl Replay {
     /// Translates one payload (a JSON value) found at line `number`; a bad
     /// one becomes a `bad_line` anomaly of its session.
     fn payload(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
-        let adapter = self.adapter.get_or_insert_with(|| InputFormat::detect(payload).adapter());
+        self.stats.payloads += 1;
+        let stats = &mut self.stats;
+        let adapter = self.adapter.get_or_insert_with(|| {
+            let format = InputFormat::detect(payload);
+            stats.format = Some(format);
+            format.adapter()
+        });
         let Err(error) = adapter.translate(payload, &mut self.sessions) else {
             return;
         };
+        if self.stats.bad_lines == 0 {
+            self.stats.bad_lines_look_like = InputFormat::recognise(payload);
+        }
         self.stats.bad_lines += 1;
         if let Some(at_ms) = error.at_ms {
             self.sessions.set_clock(at_ms);
@@ -282,8 +324,8 @@ impl Replay {
         self.stats.sessions = self.sessions.end();
     }
 
-    /// Writes the pending output once it reaches `at_least` bytes.
-    fn flush(&self, output: &mut impl Write, at_least: usize) -> Result<(), ReplayError> {
-        self.sessions.flush(output, at_least).map_err(ReplayError::Write)
+    /// Writes and flushes the pending output.
+    fn flush(&self, output: &mut impl Write) -> Result<(), ReplayError> {
+        self.sessions.flush(output).and_then(|()| output.flush()).map_err(ReplayError::Write)
     }
 }

@@ -129,13 +129,11 @@ impl Sessions {
         self.builders.len()
     }
 
-    /// Writes the pending output once it exceeds `at_least` bytes (all of
-    /// it when `at_least` is 0).
-    pub(crate) fn flush(&self, output: &mut impl Write, at_least: usize) -> io::Result<()> {
+    /// Writes the pending output.
+    pub(crate) fn flush(&self, output: &mut impl Write) -> io::Result<()> {
         let mut encoding = self.encoding.lock();
-        let pending = encoding.out.bytes();
-        if pending.len() > at_least || (at_least == 0 && !pending.is_empty()) {
-            output.write_all(pending)?;
+        if !encoding.out.bytes().is_empty() {
+            output.write_all(encoding.out.bytes())?;
             encoding.out.clear();
         }
         Ok(())

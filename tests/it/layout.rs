@@ -24,12 +24,13 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
 }
 
 /// The top-level module a file of `src/` belongs to (`machine` for
-/// `src/machine/open_round.rs`); `None` for the crate roots.
+/// `src/machine/open_round.rs`); `None` for the library's root and the
+/// binary (`src/bin/`).
 fn module_of(path: &Path) -> Option<String> {
     let relative = path.strip_prefix(src()).ok()?;
     let first = relative.components().next()?.as_os_str().to_string_lossy().into_owned();
     let name = first.trim_end_matches(".rs").to_owned();
-    (name != "lib" && name != "main").then_some(name)
+    (name != "lib" && name != "bin").then_some(name)
 }
 
 /// Which top-level modules each module uses through `crate::name`.

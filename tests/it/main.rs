@@ -9,6 +9,7 @@ mod deepwork;
 mod example;
 mod hostile;
 mod layout;
+mod live;
 mod properties;
 mod stress;
 mod uagent;

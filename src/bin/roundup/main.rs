@@ -1,12 +1,16 @@
 //! The `roundup` command line: a thin layer over the library's replay.
 
 use std::fs::File;
-use std::io::{self, BufReader, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use roundup::adapters::{self, InputFormat};
 use roundup::encoders::{self, Framing, OutputFormat};
-use roundup::{replay, BadLine, ReplayError, ReplayObserver, ReplayOptions};
+use roundup::{replay, BadLine, ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
+
+mod input;
+
+use input::{FileInput, Interruptible, Signals};
 
 /// The help text; the format lists come from the registries.
 fn help() -> String {
@@ -52,10 +56,21 @@ OUTPUT (--emit records), one JSON object per line, `type` first:
     {{\"type\":\"anomaly\",\"run\":0,\"kind\":\"undeclared_terminal\",\"id\":\"t9\",\"detail\":...}}
     {{\"type\":\"summary\",\"run\":0,\"rounds\":3,\"tool_calls\":5,...}}
 
+LIVE USE:
+    Output is flushed as soon as the input runs dry, so a line's output
+    appears while the agent is still streaming. Ctrl-C (or SIGTERM) stops
+    reading, finishes the open runs as interrupted, writes their summaries
+    and exits; a second Ctrl-C exits at once. A closed output pipe (| head)
+    ends the replay quietly. Options also take `--name=value`.
+
 EXIT STATUS:
-    0   done (bad lines are reported and skipped, never fatal)
-    1   the input could not be read or the output could not be written
+    0   done (bad lines are reported and skipped, never fatal), or the
+        output pipe was closed
+    1   the input could not be read, the output could not be written, or
+        no line of the input could be read (stderr names the format it
+        looks like)
     2   usage error (unknown option, missing file name, ...)
+    130 stopped by SIGINT (Ctrl-C), 143 by SIGTERM, after the summaries
 
 EXAMPLES:
     roundup replay examples/session.ops.jsonl
@@ -121,6 +136,14 @@ struct ReplayArgs {
 }
 
 fn parse_args(args: &[String]) -> Result<Command, Usage> {
+    // `--from=acp` reads as `--from acp`.
+    let args: Vec<String> = args
+        .iter()
+        .flat_map(|arg| match arg.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => vec![name.to_owned(), value.to_owned()],
+            _ => vec![arg.clone()],
+        })
+        .collect();
     let mut args = args.iter();
     match args.next().map(String::as_str) {
         None => Err(Usage("no command given; try `roundup replay FILE`".into())),
@@ -181,11 +204,17 @@ struct Stderr {
     quiet: bool,
     total_bytes: Option<u64>,
     progress: bool,
+    bad_lines: u64,
 }
+
+/// Bad lines described on stderr; the rest are counted (all are in the
+/// output as `bad_line` anomalies).
+const DESCRIBED_BAD_LINES: u64 = 20;
 
 impl ReplayObserver for Stderr {
     fn bad_line(&mut self, line: u64, error: &BadLine) {
-        if !self.quiet {
+        self.bad_lines += 1;
+        if !self.quiet && self.bad_lines <= DESCRIBED_BAD_LINES {
             eprintln!("roundup: line {line}: {} (skipped, reported as bad_line)", error.reason);
         }
     }
@@ -205,20 +234,38 @@ impl ReplayObserver for Stderr {
     }
 }
 
-fn run_replay(args: ReplayArgs) -> Result<(), ReplayError> {
+/// How a replay ended, for the exit status.
+enum Ended {
+    /// All input read: 0, or 1 when no line of it could be read.
+    Done { all_bad: bool },
+    /// A signal stopped the input: 130 or 143.
+    Signal(u8),
+}
+
+fn run_replay(args: ReplayArgs) -> Result<Ended, ReplayError> {
+    let signals = Signals::catch().map_err(ReplayError::Read)?;
     let stdout = io::stdout().lock();
     let output = io::BufWriter::with_capacity(1 << 16, stdout);
-    let (input, total_bytes): (Box<dyn io::BufRead>, Option<u64>) = match args.file.as_deref() {
-        None | Some("-") => (Box::new(io::stdin().lock()), None),
+    let (input, total_bytes): (Box<dyn io::BufRead>, _) = match args.file.as_deref() {
+        None | Some("-") => {
+            if io::stdin().is_terminal() {
+                eprintln!("roundup: reading stdin from the terminal; end the input with Ctrl-D, or name a FILE");
+            }
+            (Box::new(Interruptible::new(io::stdin(), signals.clone())), None)
+        }
         Some(path) => {
             let file = File::open(path).map_err(|e| ReplayError::Read(named(e, path)))?;
             let size = file.metadata().ok().map(|m| m.len());
-            (Box::new(BufReader::with_capacity(1 << 16, file)), size)
+            (Box::new(FileInput::new(file, signals.clone())), size)
         }
     };
     let progress = args.progress.unwrap_or(total_bytes.is_some() && io::stderr().is_terminal());
-    let mut observer = Stderr { quiet: args.quiet, total_bytes, progress };
+    let mut observer = Stderr { quiet: args.quiet, total_bytes, progress, bad_lines: 0 };
     let result = replay(input, output, &args.options, &mut observer);
+    if !args.quiet && observer.bad_lines > DESCRIBED_BAD_LINES {
+        let more = observer.bad_lines - DESCRIBED_BAD_LINES;
+        eprintln!("roundup: {more} more bad lines not described (all are in the output as bad_line anomalies)");
+    }
     if let (true, Ok(stats)) = (progress, &result) {
         eprintln!(
             "\rroundup: done, {:.0} MB, {} lines ({} skipped), {} sessions",
@@ -230,7 +277,30 @@ fn run_replay(args: ReplayArgs) -> Result<(), ReplayError> {
     } else if progress {
         eprintln!();
     }
-    result.map(|_| ())
+    let stats = result?;
+    if let Some(status) = signals.exit_status() {
+        return Ok(Ended::Signal(status));
+    }
+    let all_bad = stats.payloads > 0 && stats.bad_lines == stats.payloads;
+    if all_bad {
+        eprintln!("roundup: {}", all_bad_hint(&stats, args.options.from));
+    }
+    Ok(Ended::Done { all_bad })
+}
+
+/// What to say when no payload of the input could be read: the format it
+/// looks like, when it looks like one.
+fn all_bad_hint(stats: &ReplayStats, from: Option<&'static InputFormat>) -> String {
+    let read_as = stats.format.or(from).map_or("any format", InputFormat::name);
+    match stats.bad_lines_look_like {
+        Some(format) if Some(format) != stats.format => {
+            format!("no line of the input could be read as {read_as}; it looks like {0}: try --from {0}", format.name())
+        }
+        _ => {
+            let known: Vec<&str> = adapters::REGISTRY.iter().map(|f| f.name()).collect();
+            format!("no line of the input could be read as {read_as} (formats: {})", known.join(", "))
+        }
+    }
 }
 
 /// An error and its sources, as one line: `cannot read the input: a.jsonl:
@@ -266,8 +336,11 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Replay(replay)) => match run_replay(replay) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(ReplayError::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(1),
+            Ok(Ended::Done { all_bad: false }) => ExitCode::SUCCESS,
+            Ok(Ended::Done { all_bad: true }) => ExitCode::from(1),
+            Ok(Ended::Signal(status)) => ExitCode::from(status),
+            // The reader went away (`| head`): done, as ripgrep does.
+            Err(ReplayError::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(error) => {
                 let _ = io::stdout().flush();
                 eprintln!("roundup: {}", chain(&error));
