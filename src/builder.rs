@@ -14,8 +14,8 @@ use crate::handler::StreamHandler;
 use crate::machine::{MachineOptions, RoundMachine};
 use crate::model::{FinishReason, Round, Summary};
 use crate::output::{Output, Outputs};
-use crate::sink::RoundSink;
-use crate::ui::{UiFlow, UiHandler};
+use crate::sink::{RoundSink, SinkRecord};
+use crate::ui::{UiEvent, UiFlow, UiHandler};
 
 /// Aggregates one session's stream into rounds; share it between threads
 /// (it implements [`StreamHandler`](crate::StreamHandler) with `&self` methods).
@@ -112,14 +112,64 @@ impl RoundBuilder {
         }
     }
 
-    /// Sends closed rounds, stitches and anomalies to `sink`.
-    pub fn with_sink(mut self, sink: impl RoundSink + 'static) -> Self {
+    /// Sends the records for persistence (closed rounds, stitches,
+    /// anomalies, meta patches, run summaries) to the closure `sink`.
+    ///
+    /// Taking a closure (not any [`RoundSink`]) is what lets its argument's
+    /// type be inferred: `.with_sink(|record| ...)` needs no annotation. A
+    /// sink type of one's own goes to [`with_round_sink`](Self::with_round_sink).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// use roundup::{RoundBuilder, SinkRecord, StreamHandler};
+    ///
+    /// let rounds = Arc::new(AtomicUsize::new(0));
+    /// let count = Arc::clone(&rounds);
+    /// let builder = RoundBuilder::new().with_sink(move |record| {
+    ///     if let SinkRecord::Round(_) = record {
+    ///         count.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// });
+    /// builder.message("Hi");
+    /// builder.finish(roundup::FinishReason::Interrupted);
+    /// assert_eq!(rounds.load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn with_sink<F>(self, sink: F) -> Self
+    where
+        F: Fn(SinkRecord<'_>) + Send + Sync + 'static,
+    {
+        self.with_round_sink(sink)
+    }
+
+    /// Sends the records for persistence to `sink`, any [`RoundSink`].
+    pub fn with_round_sink(mut self, sink: impl RoundSink + 'static) -> Self {
         self.sink = Some(Box::new(sink));
         self
     }
 
-    /// Sends live UI events to `ui`. Without a handler none are produced.
-    pub fn with_ui(mut self, ui: impl UiHandler + 'static) -> Self {
+    /// Sends live UI events to the closure `ui`; without a handler none are
+    /// produced. Like [`with_sink`](Self::with_sink), it takes a closure so
+    /// that `.with_ui(|event| ...)` needs no annotation; a handler type of
+    /// one's own goes to [`with_ui_handler`](Self::with_ui_handler).
+    ///
+    /// ```
+    /// use roundup::{RoundBuilder, StreamHandler, UiFlow};
+    /// let builder = RoundBuilder::new().with_ui(|event| {
+    ///     println!("{}", serde_json::to_string(event).unwrap());
+    ///     UiFlow::Continue
+    /// });
+    /// builder.message("Hi");
+    /// ```
+    pub fn with_ui<F>(self, ui: F) -> Self
+    where
+        F: Fn(&UiEvent<'_>) -> UiFlow + Send + Sync + 'static,
+    {
+        self.with_ui_handler(ui)
+    }
+
+    /// Sends live UI events to `ui`, any [`UiHandler`].
+    pub fn with_ui_handler(mut self, ui: impl UiHandler + 'static) -> Self {
         self.ui = Some(Box::new(ui));
         self.ui_stopped = AtomicBool::new(false);
         self.machine_mut().set_ui_events(true);

@@ -231,7 +231,7 @@ pub enum UiFlow {
 ///     }
 /// }
 ///
-/// let builder = RoundBuilder::new().with_ui(Typewriter::default());
+/// let builder = RoundBuilder::new().with_ui_handler(Typewriter::default());
 /// builder.message("Hel");
 /// builder.message("lo");
 /// ```
