@@ -11,7 +11,7 @@ use parking_lot::{Mutex, MutexGuard};
 use crate::call::Call;
 use crate::clock::{Clock, SystemClock};
 use crate::handler::StreamHandler;
-use crate::machine::{MachineOptions, RoundMachine};
+use crate::machine::{Checkpoint, CheckpointError, MachineOptions, RoundMachine};
 use crate::model::{FinishReason, Round, Summary};
 use crate::output::{Output, Outputs};
 use crate::sink::{RoundSink, SinkRecord};
@@ -244,6 +244,43 @@ impl RoundBuilder {
         let was_running = state_ref.machine.finish_if_running(reason, now, &mut state_ref.pending);
         self.deliver_queued(state);
         was_running
+    }
+
+    /// The session's state, to restore in another builder, process or
+    /// machine (SPEC rule 14): the same calls then give the same output as
+    /// here. Output still being delivered is not part of it: take a
+    /// checkpoint where the stream is quiet, or between calls of one
+    /// thread.
+    ///
+    /// ```
+    /// use roundup::{RoundBuilder, StreamHandler, ToolCallStatus};
+    ///
+    /// let before = RoundBuilder::new().with_session("s1");
+    /// before.message("Working.");
+    /// before.tool_call("t1", "build");
+    /// let saved = before.checkpoint().to_json();
+    ///
+    /// let after = RoundBuilder::new();
+    /// after.restore(roundup::Checkpoint::from_json(&saved).unwrap()).unwrap();
+    /// after.tool_update("t1", "ok", ToolCallStatus::Completed);
+    /// let round = &after.rounds()[0];
+    /// assert_eq!((round.session.as_deref(), round.message.as_str()), (Some("s1"), "Working."));
+    /// ```
+    pub fn checkpoint(&self) -> Checkpoint {
+        self.state.lock().machine.checkpoint()
+    }
+
+    /// [`checkpoint`](Self::checkpoint) with the retained rounds and the
+    /// summaries of finished runs.
+    pub fn checkpoint_with_history(&self) -> Checkpoint {
+        self.state.lock().machine.checkpoint_with_history()
+    }
+
+    /// Continues from a checkpoint: the session's state becomes the
+    /// checkpoint's (its name included); the sink, UI handler, clock and
+    /// options stay. On error nothing changes.
+    pub fn restore(&self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
+        self.state.lock().machine.restore(checkpoint)
     }
 
     /// Back to a new session (same options, sink, handler and clock): the

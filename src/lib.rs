@@ -128,7 +128,7 @@ pub use builder::RoundBuilder;
 pub use call::Call;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use handler::StreamHandler;
-pub use machine::{MachineOptions, RoundMachine};
+pub use machine::{Checkpoint, CheckpointError, MachineOptions, RoundMachine};
 pub use model::{
     Anomaly, AnomalyKind, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderCounts, PlaceholderReason, Round, Stitch,
     Summary, TerminalStatus, ToolCall, ToolCallStatus, ToolResult,

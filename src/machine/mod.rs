@@ -11,11 +11,15 @@
 //!
 //! One machine aggregates one session, as a sequence of runs.
 
+mod checkpoint;
 mod open_round;
 
 use std::collections::{HashMap, HashSet};
 
+use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
+
+pub use checkpoint::{Checkpoint, CheckpointError};
 
 use crate::call::Call;
 use crate::model::{
@@ -74,7 +78,8 @@ impl MachineOptions {
 }
 
 /// Which text stream the UI has open, so that starts and ends pair up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum TextKind {
     Message,
     Thought,
@@ -82,7 +87,7 @@ enum TextKind {
 
 /// Where a tool call of a closed round sits: for a late result to stitch
 /// its placeholder, for late metadata to patch it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct CallSlot {
     round: u64,
     position: usize,
@@ -90,14 +95,14 @@ struct CallSlot {
 
 /// A `superseded` placeholder a late result may still stitch, with the live
 /// output its call had sent (a late terminal with empty content takes it).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Superseded {
     slot: CallSlot,
     output: String,
 }
 
-/// The state of one run.
-#[derive(Debug, Default)]
+/// The state of one run: what a checkpoint saves.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Run {
     number: u64,
     /// `run_start` was sent to the UI.
@@ -107,11 +112,14 @@ struct Run {
     open: OpenRound,
     open_text: Option<TextKind>,
     /// Ids that got a real result in this run (for `duplicate_terminal`).
+    #[serde(serialize_with = "checkpoint::sorted_set")]
     resulted: HashSet<Box<str>>,
     /// Unstitched `superseded` placeholders by id, oldest first. An id
     /// rarely has more than one, so the list is inline.
+    #[serde(serialize_with = "checkpoint::sorted_map")]
     superseded: HashMap<Box<str>, SmallVec<[Superseded; 1]>>,
     /// The latest closed call of each id, for late metadata.
+    #[serde(serialize_with = "checkpoint::sorted_map")]
     closed_calls: HashMap<Box<str>, CallSlot>,
     summary: Summary,
 }

@@ -3,11 +3,13 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::model::{Meta, ToolResult};
 
 /// A tool call of the open round: like [`ToolCall`](crate::ToolCall), but
 /// its result may still be missing.
-#[derive(Debug)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct OpenCall {
     pub(crate) id: String,
     pub(crate) title: String,
@@ -24,16 +26,22 @@ pub(crate) struct OpenCall {
 ///
 /// Tool calls are found by id through a map, so an argument delta costs the
 /// same with one call in flight as with thousands.
-#[derive(Debug, Default)]
+///
+/// A checkpoint saves its calls and text; the index and the counts are
+/// derived again on restore ([`OpenRound::reindex`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct OpenRound {
     pub(crate) message: String,
     pub(crate) thought: String,
     pub(crate) calls: Vec<OpenCall>,
+    #[serde(skip)]
     by_id: HashMap<Box<str>, usize>,
     /// The position last looked up: deltas for one call usually arrive in a
     /// row, and comparing one id is cheaper than hashing it.
+    #[serde(skip)]
     last: Cell<usize>,
     /// Calls still without a result.
+    #[serde(skip)]
     pub(crate) pending: usize,
     /// Clock at the first content.
     pub(crate) started_at_ms: Option<u64>,
@@ -83,6 +91,20 @@ impl OpenRound {
             meta: Meta::new(),
         });
         self.pending += 1;
+    }
+
+    /// Derives the index and the pending count from the calls, after a
+    /// restore; the id of a call that is not unique.
+    pub(crate) fn reindex(&mut self) -> Result<(), String> {
+        self.by_id.clear();
+        self.last.set(0);
+        for (at, call) in self.calls.iter().enumerate() {
+            if self.by_id.insert(call.id.as_str().into(), at).is_some() {
+                return Err(call.id.clone());
+            }
+        }
+        self.pending = self.calls.iter().filter(|call| call.result.is_none()).count();
+        Ok(())
     }
 
     /// Empties the round for the next one, handing back its text.

@@ -306,3 +306,54 @@ fn reset_and_take_rounds() {
     assert_eq!((rounds[0].run, rounds[0].index, rounds[0].session.as_deref()), (0, 0, Some("s")));
     assert_eq!(builder.summaries().len(), 1);
 }
+
+/// A checkpoint holds the open state, not the history: a thousand finished
+/// runs make it no bigger than one (the run number aside), and the history
+/// comes along only when asked.
+#[test]
+fn a_checkpoint_follows_the_open_state_not_the_history() {
+    let session = |runs: usize| {
+        let builder = RoundBuilder::new();
+        for n in 0..runs {
+            builder.start();
+            builder.message("a round of text");
+            builder.tool_call(&format!("t{n}"), "bash");
+            builder.tool_update(&format!("t{n}"), "ok", ToolCallStatus::Completed);
+        }
+        builder.message("open");
+        builder
+    };
+    let (one, many) = (session(1), session(1_000));
+    let size = |b: &RoundBuilder| b.checkpoint().to_json().len();
+    assert!(size(&many) <= size(&one) + 8, "{} bytes after 1,000 runs, {} after 1", size(&many), size(&one));
+    assert!(many.checkpoint_with_history().to_json().len() > 100 * size(&one), "the history when asked");
+    let restored = RoundBuilder::new();
+    restored.restore(many.checkpoint_with_history()).unwrap();
+    assert_eq!(restored.rounds(), many.rounds());
+    assert_eq!(restored.summaries(), many.summaries());
+}
+
+#[test]
+fn a_bad_checkpoint_is_a_clear_error_and_changes_nothing() {
+    let builder = RoundBuilder::new();
+    builder.message("kept");
+    let mut saved: Value = serde_json::from_slice(&builder.checkpoint().to_json()).unwrap();
+    saved["version"] = 2.into();
+    let error = roundup::Checkpoint::from_json(saved.to_string().as_bytes()).unwrap_err();
+    assert_eq!(error.to_string(), "checkpoint format version 2 is not supported (this build reads version 1)");
+    saved["version"] = 1.into();
+    saved["run"]["open"]["calls"] = serde_json::json!([
+        {"id": "a", "title": "", "arguments": "", "output": "", "result": null, "started_at_ms": 0, "finished_at_ms": 0, "meta": {}},
+        {"id": "a", "title": "", "arguments": "", "output": "", "result": null, "started_at_ms": 0, "finished_at_ms": 0, "meta": {}}
+    ]);
+    let twice = roundup::Checkpoint::from_json(saved.to_string().as_bytes()).unwrap();
+    let error = builder.restore(twice).unwrap_err();
+    assert!(error.to_string().contains("\"a\" twice"), "{error}");
+    saved["run"] = "nonsense".into();
+    assert!(matches!(
+        roundup::Checkpoint::from_json(saved.to_string().as_bytes()),
+        Err(roundup::CheckpointError::Corrupt(_))
+    ));
+    builder.finish(FinishReason::Interrupted);
+    assert_eq!(builder.rounds()[0].message, "kept", "the failed restores changed nothing");
+}

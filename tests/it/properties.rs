@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 use roundup::{
-    FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine, StreamHandler,
+    Checkpoint, FinishReason, MachineOptions, ManualClock, Outputs, Recorder, RoundBuilder, RoundMachine, StreamHandler,
 };
 use roundup_testkit::capture::{options, output_json, parse_output, replay_lines, Log};
 use roundup_testkit::generate::{jsonl, session_steps, steps, Op, Step};
@@ -110,6 +110,58 @@ proptest! {
         prop_assert_eq!(log.values(), expected);
         prop_assert_eq!(builder.rounds(), machine.rounds().to_vec());
         prop_assert_eq!(builder.summaries(), machine.summaries().cloned().collect::<Vec<_>>());
+    }
+
+    /// Checkpoints (SPEC rule 14): for every split point, restoring the
+    /// checkpoint of the prefix (through its JSON, into a fresh machine)
+    /// then feeding the rest gives exactly the records and UI events of the
+    /// uninterrupted run, and the same state at the end.
+    #[test]
+    fn restore_then_the_rest_equals_the_uninterrupted_run(steps in steps(60)) {
+        let options = MachineOptions::default().session("s");
+        let mut whole = RoundMachine::new(options.clone());
+        let mut out = Outputs::new();
+        let mut expected = Vec::new();
+        for step in &steps {
+            whole.handle(step.call(), step.at, &mut out);
+            expected.extend(out.iter().map(output_json));
+            out.clear();
+        }
+        for split in 0..=steps.len() {
+            let mut first = RoundMachine::new(options.clone());
+            let mut got = Vec::new();
+            for step in &steps[..split] {
+                first.handle(step.call(), step.at, &mut out);
+                got.extend(out.iter().map(output_json));
+                out.clear();
+            }
+            let saved = first.checkpoint().to_json();
+            let mut second = RoundMachine::new(MachineOptions::default());
+            second.restore(Checkpoint::from_json(&saved).unwrap()).unwrap();
+            for step in &steps[split..] {
+                second.handle(step.call(), step.at, &mut out);
+                got.extend(out.iter().map(output_json));
+                out.clear();
+            }
+            prop_assert_eq!(&got, &expected, "split at {}", split);
+            // The same state is the same bytes.
+            prop_assert_eq!(second.checkpoint().to_json(), whole.checkpoint().to_json(), "state at the end");
+        }
+    }
+
+    /// Restoring arbitrary bytes as a checkpoint is an error or a machine
+    /// that works; never a panic.
+    #[test]
+    fn any_bytes_restore_to_an_error_or_a_working_machine(bytes in prop::collection::vec(any::<u8>(), 0..200), steps in steps(20)) {
+        if let Ok(checkpoint) = Checkpoint::from_json(&bytes) {
+            let mut machine = RoundMachine::default();
+            if machine.restore(checkpoint).is_ok() {
+                let mut out = Outputs::new();
+                for step in &steps {
+                    machine.handle(step.call(), step.at, &mut out);
+                }
+            }
+        }
     }
 
     /// When the machine says a call needs no clock reading, any reading
