@@ -117,6 +117,7 @@ mod wire;
 
 pub mod adapters;
 pub mod encoders;
+pub mod router;
 
 /// The contract: the rules and wire formats roundup implements (the
 /// repository's `docs/SPEC.md`, shown here whole).
@@ -137,6 +138,7 @@ pub use ops::OpsLine;
 pub use output::{Output, Outputs};
 pub use record::Recorder;
 pub use replay::{replay, ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
+pub use router::Router;
 pub use sink::{RoundSink, SinkRecord};
 pub use ui::{UiEvent, UiFlow, UiHandler};
 pub use wire::{write_record, write_summary, write_ui_event, OutputLine};

@@ -50,6 +50,9 @@ pub enum AnomalyKind {
     /// The protocol reported an error of its own (uagent `runner_error`,
     /// deepwork `error`); the stream goes on.
     ProtocolError,
+    /// An evicted session's checkpoint could not be read back; the session
+    /// goes on from a new state, and `detail` says why.
+    RestoreFailed,
 }
 
 impl AnomalyKind {
@@ -66,6 +69,7 @@ impl AnomalyKind {
             AnomalyKind::UnknownContent => "unknown_content",
             AnomalyKind::UnknownStatus => "unknown_status",
             AnomalyKind::ProtocolError => "protocol_error",
+            AnomalyKind::RestoreFailed => "restore_failed",
         }
     }
 
@@ -82,6 +86,7 @@ impl AnomalyKind {
             "unknown_content" => AnomalyKind::UnknownContent,
             "unknown_status" => AnomalyKind::UnknownStatus,
             "protocol_error" => AnomalyKind::ProtocolError,
+            "restore_failed" => AnomalyKind::RestoreFailed,
             _ => return None,
         })
     }

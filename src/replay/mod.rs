@@ -8,12 +8,14 @@
 //! the output format's [`Encoder`](crate::encoders::Encoder).
 
 use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
 
 use crate::adapters::{Adapter, InputFormat};
 use crate::bad_line::BadLine;
 use crate::encoders::{Framing, OutputFormat};
 use crate::handler::StreamHandler;
 use crate::model::AnomalyKind;
+use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
 
 mod framing;
 mod sessions;
@@ -35,7 +37,7 @@ use sessions::Sessions;
 /// assert_eq!(options.from.map(InputFormat::name), Some("acp"));
 /// assert_eq!(ReplayOptions::default().to.name(), "records");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReplayOptions {
     /// The input format; `None` decides it from the first event
@@ -45,11 +47,23 @@ pub struct ReplayOptions {
     pub to: &'static OutputFormat,
     /// How output values are separated: JSON lines, or SSE events.
     pub framing: Framing,
+    /// Keep at most this many sessions in memory, the others evicted as
+    /// checkpoints (see [`Router`](crate::Router)); `None`: keep all.
+    pub max_open_sessions: Option<usize>,
+    /// Where evicted sessions go: files of this directory; in memory when
+    /// `None`.
+    pub evict_dir: Option<PathBuf>,
 }
 
 impl Default for ReplayOptions {
     fn default() -> Self {
-        ReplayOptions { from: None, to: OutputFormat::default_format(), framing: Framing::Lines }
+        ReplayOptions {
+            from: None,
+            to: OutputFormat::default_format(),
+            framing: Framing::Lines,
+            max_open_sessions: None,
+            evict_dir: None,
+        }
     }
 }
 
@@ -74,6 +88,15 @@ impl ReplayOptions {
     /// Separates output values by `framing`.
     pub fn framing(mut self, framing: Framing) -> Self {
         self.framing = framing;
+        self
+    }
+
+    /// Keeps at most `sessions` sessions in memory; the least recently used
+    /// are evicted as checkpoints, into `dir` or (with `None`) memory, and
+    /// restored when they are used again. Output does not change.
+    pub fn evict(mut self, sessions: usize, dir: Option<PathBuf>) -> Self {
+        self.max_open_sessions = Some(sessions);
+        self.evict_dir = dir;
         self
     }
 }
@@ -126,6 +149,9 @@ pub enum ReplayError {
     /// The output could not be written.
     #[error("cannot write the output")]
     Write(#[source] io::Error),
+    /// The directory for evicted sessions could not be made.
+    #[error("cannot use the directory for evicted sessions")]
+    EvictDir(#[source] io::Error),
 }
 
 /// Hooks for a caller that wants to show what a replay is doing.
@@ -157,6 +183,8 @@ pub trait ReplayObserver {
 impl ReplayObserver for () {}
 
 const PROGRESS_EVERY: u64 = 16 << 20;
+/// At the end of input, output is written out once it holds this much.
+const FLUSH_AT: usize = 1 << 16;
 /// A partial line grown past this by one huge line is released afterwards.
 const KEEP_LINE_CAPACITY: usize = 1 << 20;
 
@@ -186,7 +214,7 @@ pub fn replay(
     options: &ReplayOptions,
     observer: &mut dyn ReplayObserver,
 ) -> Result<ReplayStats, ReplayError> {
-    let mut replay = Replay::new(options);
+    let mut replay = Replay::new(options)?;
     // A line that straddles two reads of the input.
     let mut partial = Vec::new();
     let mut next_progress = PROGRESS_EVERY;
@@ -229,7 +257,7 @@ pub fn replay(
     if !partial.is_empty() {
         replay.line(&partial, observer);
     }
-    replay.end(observer);
+    replay.end(observer, &mut output)?;
     replay.flush(&mut output)?;
     Ok(replay.stats)
 }
@@ -248,14 +276,22 @@ struct Replay {
 }
 
 impl Replay {
-    fn new(options: &ReplayOptions) -> Self {
-        Replay {
+    fn new(options: &ReplayOptions) -> Result<Self, ReplayError> {
+        let eviction = match (options.max_open_sessions, &options.evict_dir) {
+            (None, _) => None,
+            (Some(keep), None) => Some((keep, Box::new(MemoryStore::default()) as Box<dyn CheckpointStore>)),
+            (Some(keep), Some(dir)) => {
+                let store = DirectoryStore::new(dir).map_err(ReplayError::EvictDir)?;
+                Some((keep, Box::new(store) as Box<dyn CheckpointStore>))
+            }
+        };
+        Ok(Replay {
             adapter: options.from.map(InputFormat::adapter),
-            sessions: Sessions::new(options.to.encoder(), options.framing),
+            sessions: Sessions::new(options.to.encoder(), options.framing, eviction),
             event: Vec::new(),
             event_line: 0,
             stats: ReplayStats { format: options.from, ..ReplayStats::default() },
-        }
+        })
     }
 
     /// Takes one physical line (with or without its `\n`): raw lines are
@@ -319,9 +355,18 @@ impl Replay {
     }
 
     /// End of input: the last SSE event, then the sessions' ends.
-    fn end(&mut self, observer: &mut dyn ReplayObserver) {
+    /// End of input: the last SSE event, then every session's open run
+    /// finishes, in order of first appearance, the output written out as
+    /// it grows (a million sessions' final rounds are never held at once).
+    fn end(&mut self, observer: &mut dyn ReplayObserver, output: &mut impl Write) -> Result<(), ReplayError> {
         self.end_event(observer);
-        self.stats.sessions = self.sessions.end();
+        self.stats.sessions = self.sessions.count();
+        while self.sessions.finish_first() {
+            if self.sessions.pending_output() > FLUSH_AT {
+                self.flush(output)?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes and flushes the pending output.

@@ -4,7 +4,6 @@
 //! The registry knows no output format: it hands what the builders deliver
 //! to an [`Encoder`], producing only what the encoder reads.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -15,10 +14,9 @@ use crate::builder::RoundBuilder;
 use crate::call::Call;
 use crate::clock::{Clock, ManualClock};
 use crate::encoders::{Encoder, Frames, Framing, Reads};
-use crate::handler::StreamHandler;
 use crate::model::FinishReason;
-use crate::sink::SinkRecord;
-use crate::ui::{UiEvent, UiFlow};
+use crate::router::{CheckpointStore, Router};
+use crate::ui::UiFlow;
 
 /// The encoder and the bytes it framed, shared by every builder's callbacks.
 struct Encoding {
@@ -26,39 +24,36 @@ struct Encoding {
     out: Frames,
 }
 
-/// The builders of a replay, by session, in order of first appearance.
+/// The sessions of a replay: a [`Router`] whose builders all deliver into
+/// one encoder, and the replay's one clock.
 pub(crate) struct Sessions {
     /// One clock for the whole replay (SPEC §6).
     clock: ManualClock,
-    reads: Reads,
+    router: Router,
     encoding: Arc<Mutex<Encoding>>,
-    builders: Vec<RoundBuilder>,
-    names: Vec<Option<String>>,
-    by_name: HashMap<String, usize>,
-    unnamed: Option<usize>,
-    /// The session of the previous line: lines of one session usually come
-    /// in runs, and comparing a name is cheaper than hashing it.
-    last: Option<usize>,
 }
 
 impl std::fmt::Debug for Sessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Sessions").field("names", &self.names).finish_non_exhaustive()
+        f.debug_struct("Sessions").field("router", &self.router).finish_non_exhaustive()
     }
 }
 
+/// Keep at most this many sessions open, the rest in this store.
+pub(crate) type Eviction = (usize, Box<dyn CheckpointStore>);
+
 impl Sessions {
-    pub(crate) fn new(encoder: Box<dyn Encoder>, framing: Framing) -> Self {
-        Sessions {
-            clock: ManualClock::new(0),
-            reads: encoder.reads(),
-            encoding: Arc::new(Mutex::new(Encoding { encoder, out: Frames::new(framing) })),
-            builders: Vec::new(),
-            names: Vec::new(),
-            by_name: HashMap::new(),
-            unnamed: None,
-            last: None,
+    pub(crate) fn new(encoder: Box<dyn Encoder>, framing: Framing, eviction: Option<Eviction>) -> Self {
+        let clock = ManualClock::new(0);
+        let reads = encoder.reads();
+        let encoding = Arc::new(Mutex::new(Encoding { encoder, out: Frames::new(framing) }));
+        let (make_clock, make_encoding) = (clock.clone(), Arc::clone(&encoding));
+        let mut router =
+            Router::new(move |name| new_builder(name, reads, make_clock.clone(), Arc::clone(&make_encoding)));
+        if let Some((keep, store)) = eviction {
+            router = router.evict_beyond_boxed(keep, store);
         }
+        Sessions { clock, router, encoding }
     }
 
     /// Moves the replay's clock.
@@ -68,65 +63,27 @@ impl Sessions {
 
     /// The builder of a session, made on first sight.
     pub(crate) fn get(&mut self, name: Option<&str>) -> &RoundBuilder {
-        if let Some(last) = self.last.filter(|&at| self.names[at].as_deref() == name) {
-            return &self.builders[last];
-        }
-        let found = match name {
-            Some(name) => self.by_name.get(name).copied(),
-            None => self.unnamed,
-        };
-        let at = match found {
-            Some(at) => at,
-            None => {
-                let at = self.builders.len();
-                let builder = self.new_builder(name);
-                self.builders.push(builder);
-                self.names.push(name.map(str::to_owned));
-                match name {
-                    Some(name) => {
-                        self.by_name.insert(name.to_owned(), at);
-                    }
-                    None => self.unnamed = Some(at),
-                }
-                at
-            }
-        };
-        self.last = Some(at);
-        &self.builders[at]
+        self.router.builder(name)
     }
 
-    fn new_builder(&self, name: Option<&str>) -> RoundBuilder {
-        let mut builder = RoundBuilder::new().with_clock(self.clock.clone()).retain_rounds(false);
-        if let Some(name) = name {
-            builder = builder.with_session(name);
-        }
-        let encoding = Arc::clone(&self.encoding);
-        match self.reads {
-            Reads::Records => builder.with_sink(move |record: SinkRecord<'_>| {
-                let Encoding { encoder, out } = &mut *encoding.lock();
-                encoder.record(record, out);
-            }),
-            Reads::UiEvents => {
-                let (session, clock) = (name.map(str::to_owned), self.clock.clone());
-                builder.with_ui(move |event: &UiEvent<'_>| {
-                    let Encoding { encoder, out } = &mut *encoding.lock();
-                    encoder.ui_event(session.as_deref(), event, clock.now_ms(), out);
-                    UiFlow::Continue
-                })
-            }
-        }
-    }
-
-    /// End of input: open runs finish in order of first appearance, each
-    /// writing its summary (SPEC §3, §6). Returns the number of sessions.
-    pub(crate) fn end(&mut self) -> usize {
-        if self.builders.is_empty() {
+    /// The sessions seen, at least one: an empty input has the
+    /// session-less one (SPEC §6).
+    pub(crate) fn count(&mut self) -> usize {
+        if self.router.sessions() == 0 {
             self.get(None);
         }
-        for builder in &self.builders {
-            builder.finish_if_running(FinishReason::Interrupted);
-        }
-        self.builders.len()
+        self.router.sessions()
+    }
+
+    /// End of input for the session seen first: its open run finishes,
+    /// writing its summary (SPEC §3, §6); `false` when none is left.
+    pub(crate) fn finish_first(&mut self) -> bool {
+        self.router.finish_first(FinishReason::Interrupted)
+    }
+
+    /// Bytes of output not written yet.
+    pub(crate) fn pending_output(&self) -> usize {
+        self.encoding.lock().out.bytes().len()
     }
 
     /// Writes the pending output.
@@ -140,10 +97,32 @@ impl Sessions {
     }
 }
 
+/// A session's builder, delivering what the encoder reads into it.
+fn new_builder(name: Option<&str>, reads: Reads, clock: ManualClock, encoding: Arc<Mutex<Encoding>>) -> RoundBuilder {
+    let mut builder = RoundBuilder::new().with_clock(clock.clone()).retain_rounds(false);
+    if let Some(name) = name {
+        builder = builder.with_session(name);
+    }
+    match reads {
+        Reads::Records => builder.with_sink(move |record| {
+            let Encoding { encoder, out } = &mut *encoding.lock();
+            encoder.record(record, out);
+        }),
+        Reads::UiEvents => {
+            let session = name.map(str::to_owned);
+            builder.with_ui(move |event| {
+                let Encoding { encoder, out } = &mut *encoding.lock();
+                encoder.ui_event(session.as_deref(), event, clock.now_ms(), out);
+                UiFlow::Continue
+            })
+        }
+    }
+}
+
 /// Adapters address their calls to the sessions of the replay.
 impl CallSink for Sessions {
     fn call(&mut self, session: Option<&str>, call: Call<'_>) {
-        self.get(session).call(call);
+        self.router.call(session, call);
     }
 
     fn clock(&mut self, at_ms: u64) {

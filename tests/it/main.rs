@@ -11,5 +11,6 @@ mod hostile;
 mod layout;
 mod live;
 mod properties;
+mod router;
 mod stress;
 mod uagent;

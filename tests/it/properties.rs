@@ -149,6 +149,16 @@ proptest! {
         }
     }
 
+    /// A router keeping one or two sessions in memory, the rest evicted as
+    /// checkpoints, gives the output of one keeping them all.
+    #[test]
+    fn eviction_changes_no_output(steps in session_steps(60), keep in 1usize..3) {
+        let input = jsonl(&steps);
+        let plain = replay_lines(input.as_bytes(), &options("ops", "records")).0;
+        let evicted = replay_lines(input.as_bytes(), &options("ops", "records").evict(keep, None)).0;
+        prop_assert_eq!(evicted, plain);
+    }
+
     /// Restoring arbitrary bytes as a checkpoint is an error or a machine
     /// that works; never a panic.
     #[test]

@@ -42,6 +42,13 @@ OPTIONS for replay:
 {emit}
     --sse           Frame every output value as an SSE event (data: ...
                     and a blank line) instead of a line
+    --max-sessions N
+                    Keep at most N sessions in memory; the least recently
+                    used are evicted as checkpoints and restored when their
+                    next line comes (the output is the same)
+    --evict-dir DIR With --max-sessions: evict into files of DIR (memory
+                    then stays bounded however many sessions there are);
+                    without it, evicted sessions are kept in memory, compact
     --progress      Show progress on stderr (default: on when stderr is a
                     terminal and FILE is a file)
     --no-progress   Never show progress
@@ -92,7 +99,7 @@ EXAMPLES:
 fn usage() -> String {
     let names = |names: &mut dyn Iterator<Item = &'static str>| names.collect::<Vec<_>>().join("|");
     format!(
-        "roundup replay [--from {}] [--emit {}] [--sse] [FILE|-]",
+        "roundup replay [--from {}] [--emit {}] [--sse] [--max-sessions N [--evict-dir DIR]] [FILE|-]",
         names(&mut std::iter::once("auto").chain(adapters::REGISTRY.iter().map(|f| f.name()))),
         names(&mut encoders::REGISTRY.iter().map(|f| f.name())),
     )
@@ -158,6 +165,14 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
                     "--from" => replay.options.from = input_format(&value("--from")?)?,
                     "--emit" => replay.options.to = output_format(&value("--emit")?)?,
                     "--sse" => replay.options.framing = Framing::Sse,
+                    "--max-sessions" => {
+                        let text = value("--max-sessions")?;
+                        let keep = text.parse().ok().filter(|&n: &usize| n > 0).ok_or_else(|| {
+                            Usage(format!("--max-sessions takes a number of sessions above 0, not {text:?}"))
+                        })?;
+                        replay.options.max_open_sessions = Some(keep);
+                    }
+                    "--evict-dir" => replay.options.evict_dir = Some(value("--evict-dir")?.into()),
                     "--progress" => replay.progress = Some(true),
                     "--no-progress" => replay.progress = Some(false),
                     "-q" | "--quiet" => replay.quiet = true,
@@ -165,6 +180,9 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
                     flag if flag.starts_with('-') => return Err(Usage(format!("unknown option {flag:?}"))),
                     _ => set_file(&mut replay, arg)?,
                 }
+            }
+            if replay.options.evict_dir.is_some() && replay.options.max_open_sessions.is_none() {
+                return Err(Usage("--evict-dir goes with --max-sessions N".into()));
             }
             Ok(Command::Replay(replay))
         }

@@ -1,0 +1,169 @@
+//! The session router: eviction to a store changes no output, closing and
+//! restoring work, a checkpoint that cannot be read back is reported, and a
+//! million sessions replay in bounded memory.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use roundup::router::{CheckpointStore, MemoryStore};
+use roundup::{Call, FinishReason, RoundBuilder, Router};
+use roundup_testkit::capture::{options, replay_raw};
+use serde_json::Value;
+
+/// A router whose sessions log their records, as output lines.
+fn logging_router(log: &Arc<Mutex<Vec<Value>>>) -> Router {
+    let log = Arc::clone(log);
+    Router::new(move |session| {
+        let log = Arc::clone(&log);
+        let builder = RoundBuilder::new().retain_rounds(false);
+        let builder = match session {
+            Some(name) => builder.with_session(name),
+            None => builder,
+        };
+        builder.with_sink(move |record| log.lock().unwrap().push(roundup_testkit::capture::record_json(record)))
+    })
+}
+
+#[test]
+fn eviction_changes_no_output() {
+    let input = roundup_testkit::repo_root().join("examples/session.ops.jsonl");
+    let input = std::fs::read(input).unwrap();
+    let (plain, _) = replay_raw(&input, &options("auto", "records"));
+    for keep in [1, 2] {
+        let (memory, _) = replay_raw(&input, &options("auto", "records").evict(keep, None));
+        assert_eq!(String::from_utf8_lossy(&memory), String::from_utf8_lossy(&plain), "memory store, keep {keep}");
+        let dir = std::env::temp_dir().join(format!("roundup-evict-{}-{keep}", std::process::id()));
+        let (files, _) = replay_raw(&input, &options("auto", "records").evict(keep, Some(dir.clone())));
+        assert_eq!(String::from_utf8_lossy(&files), String::from_utf8_lossy(&plain), "directory store, keep {keep}");
+        let files_left: usize = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|shard| std::fs::read_dir(shard.unwrap().path()).unwrap().count())
+            .sum();
+        assert_eq!(files_left, 0, "every evicted session was taken back at the end");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
+
+#[test]
+fn sessions_are_evicted_restored_and_closed() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut router = logging_router(&log).evict_beyond(2, MemoryStore::default());
+    for n in 0..10 {
+        router.call(Some(&format!("s{n}")), Call::Message { text: "hello" });
+    }
+    assert_eq!((router.sessions(), router.open_sessions()), (10, 2), "ten sessions, two in memory");
+    router.call(Some("s0"), Call::Message { text: " again" });
+    router.close(Some("s0"), FinishReason::Canceled);
+    assert_eq!(router.sessions(), 9, "a closed session is forgotten");
+    assert_eq!(router.finish_all(FinishReason::Interrupted), 9);
+    let log = log.lock().unwrap();
+    let rounds: Vec<(&str, &str)> = log
+        .iter()
+        .filter(|l| l["type"] == "round")
+        .map(|l| (l["session"].as_str().unwrap(), l["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rounds[0], ("s0", "hello again"), "s0 was restored with its open round");
+    let order: Vec<&str> = rounds[1..].iter().map(|r| r.0).collect();
+    assert_eq!(order, ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"], "first-appearance order");
+    assert_eq!(log.iter().filter(|l| l["type"] == "summary").count(), 10);
+}
+
+/// A store that hands back something that is not a checkpoint.
+struct Garbage;
+
+impl CheckpointStore for Garbage {
+    fn save(&mut self, _: &str, _: &[u8]) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn take(&mut self, _: &str) -> std::io::Result<Option<Vec<u8>>> {
+        Ok(Some(b"{\"version\":1,\"run\":7}".to_vec()))
+    }
+}
+
+#[test]
+fn a_checkpoint_that_cannot_be_restored_is_reported() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut router = logging_router(&log).evict_beyond(1, Garbage);
+    router.call(Some("a"), Call::Message { text: "one" });
+    router.call(Some("b"), Call::Message { text: "two" });
+    router.call(Some("a"), Call::Message { text: "three" });
+    let log = log.lock().unwrap();
+    let anomaly = log.iter().find(|l| l["kind"] == "restore_failed").expect("a restore_failed anomaly");
+    assert_eq!(anomaly["session"], "a");
+    assert!(anomaly["detail"].as_str().unwrap().contains("could not be restored"), "{anomaly}");
+}
+
+#[test]
+fn the_sink_sees_every_record_type_through_the_router() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut router = logging_router(&log);
+    router.call(None, Call::ToolCall { id: "t", title: "x" });
+    router.builder(None).finish_if_running(FinishReason::Canceled);
+    let types: Vec<String> = log.lock().unwrap().iter().map(|l| l["type"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(types, ["round", "summary"]);
+}
+
+/// Peak RSS (KiB) of `roundup replay` over `sessions` one-message sessions
+/// streamed through stdin, with `args`.
+fn peak_rss_kib(sessions: usize, args: &[&str]) -> (u64, usize) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roundup"))
+        .args(["replay", "-q"])
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        std::io::BufReader::new(stdout).lines().filter(|l| l.as_ref().is_ok_and(|l| l.contains("\"round\""))).count()
+    });
+    let mut chunk = String::new();
+    for n in 0..sessions {
+        chunk.push_str(&format!("{{\"op\":\"message\",\"text\":\"hello from a session\",\"session\":\"s{n}\"}}\n"));
+        if chunk.len() > 1 << 16 {
+            stdin.write_all(chunk.as_bytes()).unwrap();
+            chunk.clear();
+        }
+    }
+    stdin.write_all(chunk.as_bytes()).unwrap();
+    drop(stdin);
+    // VmHWM only grows: the last reading before the process is gone.
+    let mut peak = 0;
+    while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        if let Some(kib) = status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+        {
+            peak = kib;
+        }
+        if reader.is_finished() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let rounds = reader.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    (peak, rounds)
+}
+
+/// Release only (`cargo test --release -- --ignored`): a million sessions
+/// that each send one message, evicted to a directory, in bounded memory.
+#[test]
+#[ignore]
+fn a_million_sessions_replay_in_bounded_memory() {
+    const SESSIONS: usize = 1_000_000;
+    const LIMIT_KIB: u64 = 48 << 10;
+    let dir = std::env::temp_dir().join(format!("roundup-million-{}", std::process::id()));
+    let (peak, rounds) = peak_rss_kib(SESSIONS, &["--max-sessions", "1000", "--evict-dir", dir.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    eprintln!("{SESSIONS} one-message sessions, at most 1,000 open, evicted to files: peak RSS {peak} KiB");
+    assert_eq!(rounds, SESSIONS, "every session's round");
+    assert!(peak < LIMIT_KIB, "peak RSS {peak} KiB");
+}
