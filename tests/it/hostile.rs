@@ -229,16 +229,10 @@ fn streaming_256_mib_through_stdin_keeps_memory_bounded() {
             written += start.len();
         }
     }
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let peak_kib = roundup_testkit::peak_rss_kib(pid).expect("VmHWM in /proc/PID/status");
     drop(stdin);
     assert!(child.wait().unwrap().success());
     assert_eq!(reader.join().unwrap(), rounds);
-    let peak_kib: u64 = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse().ok())
-        .expect("VmHWM in /proc/PID/status");
     eprintln!("256 MiB through stdin: {rounds} rounds, peak RSS {peak_kib} KiB");
     assert!(peak_kib < LIMIT_KIB, "peak RSS {peak_kib} KiB");
 }

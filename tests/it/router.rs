@@ -134,15 +134,8 @@ fn peak_rss_kib(sessions: usize, args: &[&str]) -> (u64, usize) {
     drop(stdin);
     // VmHWM only grows: the last reading before the process is gone.
     let mut peak = 0;
-    while let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
-        if let Some(kib) = status
-            .lines()
-            .find(|l| l.starts_with("VmHWM:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-        {
-            peak = kib;
-        }
+    while let Some(kib) = roundup_testkit::peak_rss_kib(pid) {
+        peak = kib;
         if reader.is_finished() {
             break;
         }

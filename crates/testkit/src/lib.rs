@@ -18,3 +18,10 @@ pub use vectors::{check_all, check_output, subset, vectors, vectors_dir, Vector,
 pub fn repo_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
+
+/// The peak resident set size of a running process, in KiB (`VmHWM` of
+/// `/proc/PID/status`); `None` once it is gone.
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
+}

@@ -69,11 +69,7 @@ impl FileInput {
 
 impl Read for FileInput {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let available = self.fill_buf()?;
-        let read = available.len().min(out.len());
-        out[..read].copy_from_slice(&available[..read]);
-        self.consume(read);
-        Ok(read)
+        read_buffered(self, out)
     }
 }
 
@@ -127,11 +123,7 @@ impl Interruptible {
 
 impl Read for Interruptible {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let available = self.fill_buf()?;
-        let read = available.len().min(out.len());
-        out[..read].copy_from_slice(&available[..read]);
-        self.consume(read);
-        Ok(read)
+        read_buffered(self, out)
     }
 }
 
@@ -156,4 +148,13 @@ impl BufRead for Interruptible {
     fn consume(&mut self, amount: usize) {
         self.at = (self.at + amount).min(self.chunk.len());
     }
+}
+
+/// `Read` for a reader whose reading is its `BufRead`.
+fn read_buffered(reader: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
+    let available = reader.fill_buf()?;
+    let read = available.len().min(out.len());
+    out[..read].copy_from_slice(&available[..read]);
+    reader.consume(read);
+    Ok(read)
 }
