@@ -12,7 +12,7 @@ use crate::call::Call;
 use crate::clock::{Clock, SystemClock};
 use crate::handler::StreamHandler;
 use crate::machine::{Checkpoint, CheckpointError, MachineOptions, RoundMachine};
-use crate::model::{FinishReason, Round, Summary};
+use crate::model::{FinishReason, Round, RoundInProgress, Summary};
 use crate::output::{Output, Outputs};
 use crate::sink::{RoundSink, SinkRecord};
 use crate::ui::{UiEvent, UiFlow, UiHandler};
@@ -212,6 +212,12 @@ impl RoundBuilder {
     /// Takes the retained rounds out, leaving none.
     pub fn take_rounds(&self) -> Vec<Round> {
         self.state.lock().machine.take_rounds()
+    }
+
+    /// The round in progress, as a value: what a UI that connects mid-round
+    /// draws before following the live events; `None` when none is open.
+    pub fn open_round(&self) -> Option<RoundInProgress> {
+        self.state.lock().machine.open_round()
     }
 
     /// The current run's summary.

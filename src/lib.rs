@@ -131,8 +131,8 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use handler::StreamHandler;
 pub use machine::{Checkpoint, CheckpointError, MachineOptions, RoundMachine};
 pub use model::{
-    Anomaly, AnomalyKind, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderCounts, PlaceholderReason, Round, Stitch,
-    Summary, TerminalStatus, ToolCall, ToolCallStatus, ToolResult,
+    partial_json, Anomaly, AnomalyKind, CallInProgress, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderCounts,
+    PlaceholderReason, Round, RoundInProgress, Stitch, Summary, TerminalStatus, ToolCall, ToolCallStatus, ToolResult,
 };
 pub use ops::OpsLine;
 pub use output::{Output, Outputs};

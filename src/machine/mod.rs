@@ -23,8 +23,8 @@ pub use checkpoint::{Checkpoint, CheckpointError};
 
 use crate::call::Call;
 use crate::model::{
-    Anomaly, AnomalyKind, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderReason, Round, Stitch, Summary,
-    TerminalStatus, ToolCall, ToolResult,
+    Anomaly, AnomalyKind, CallInProgress, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderReason, Round,
+    RoundInProgress, Stitch, Summary, TerminalStatus, ToolCall, ToolResult,
 };
 use crate::output::Outputs;
 use crate::ui::UiEvent;
@@ -184,6 +184,37 @@ impl RoundMachine {
     /// still delivered as a [`Stitch`], it just has nothing to patch here.
     pub fn take_rounds(&mut self) -> Vec<Round> {
         std::mem::take(&mut self.retained)
+    }
+
+    /// The round in progress, as a value; `None` when none is open (nothing
+    /// since the last close, or the run finished).
+    pub fn open_round(&self) -> Option<RoundInProgress> {
+        let open = &self.run.open;
+        if open.is_empty() {
+            return None;
+        }
+        let tool_calls = open
+            .calls
+            .iter()
+            .map(|call| CallInProgress {
+                id: call.id.clone(),
+                title: call.title.clone(),
+                arguments: call.arguments.clone(),
+                output: call.output.clone(),
+                result: call.result.clone(),
+                started_at_ms: call.started_at_ms,
+                meta: call.meta.clone(),
+            })
+            .collect();
+        Some(RoundInProgress {
+            session: self.options.session.clone(),
+            run: self.run.number,
+            index: self.run.next_round,
+            message: open.message.clone(),
+            thought: open.thought.clone(),
+            tool_calls,
+            started_at_ms: open.started_at_ms,
+        })
     }
 
     /// The summary of the current run.

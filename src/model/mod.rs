@@ -7,12 +7,16 @@
 //! its `msgs` apart from its state machines).
 
 mod anomaly;
+mod in_progress;
+mod partial_json;
 mod round;
 mod status;
 mod stitch;
 mod summary;
 
 pub use anomaly::{Anomaly, AnomalyKind};
+pub use in_progress::{CallInProgress, RoundInProgress};
+pub use partial_json::partial_json;
 pub use round::{Round, ToolCall, ToolResult};
 pub use status::{ClosedBy, FinishReason, PlaceholderReason, TerminalStatus, ToolCallStatus};
 pub use stitch::{MetaPatch, Stitch};

@@ -72,6 +72,23 @@ pub struct ToolCall {
     pub meta: Meta,
 }
 
+impl ToolCall {
+    /// The final arguments as JSON, read as [`partial_json`](super::partial_json)
+    /// reads them (a document cut short is closed at the cut).
+    ///
+    /// ```
+    /// use roundup::{RoundBuilder, StreamHandler, ToolCallStatus};
+    /// let builder = RoundBuilder::new();
+    /// builder.tool_call("t1", "ls");
+    /// builder.args_snapshot("t1", r#"{"path":"."}"#);
+    /// builder.tool_update("t1", "a.txt", ToolCallStatus::Completed);
+    /// assert_eq!(builder.rounds()[0].tool_calls[0].arguments_value(), Some(serde_json::json!({"path": "."})));
+    /// ```
+    pub fn arguments_value(&self) -> Option<serde_json::Value> {
+        super::partial_json(&self.arguments)
+    }
+}
+
 /// The result of a tool call.
 ///
 /// ```

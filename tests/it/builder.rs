@@ -357,3 +357,24 @@ fn a_bad_checkpoint_is_a_clear_error_and_changes_nothing() {
     builder.finish(FinishReason::Interrupted);
     assert_eq!(builder.rounds()[0].message, "kept", "the failed restores changed nothing");
 }
+
+/// The open round as a value follows the stream, and is gone once the
+/// round closes.
+#[test]
+fn the_open_round_is_what_a_reconnecting_view_draws() {
+    let builder = RoundBuilder::new().with_session("s");
+    assert_eq!(builder.open_round(), None, "nothing yet");
+    builder.thought("plan");
+    builder.tool_call("a", "bash");
+    builder.tool_output("a", "50%", false);
+    builder.tool_call("b", "read");
+    builder.tool_update("b", "text", ToolCallStatus::Completed);
+    let open = builder.open_round().expect("open");
+    assert_eq!((open.session.as_deref(), open.run, open.index, open.thought.as_str()), (Some("s"), 0, 0, "plan"));
+    assert_eq!(open.tool_calls[0].output, "50%");
+    assert_eq!(open.tool_calls[1].result.as_ref().and_then(|r| r.content()), Some("text"));
+    builder.tool_update("a", "", ToolCallStatus::Completed);
+    assert_eq!(builder.open_round(), None, "closed by tools_done");
+    builder.message("next");
+    assert_eq!(builder.open_round().map(|r| r.index), Some(1));
+}

@@ -10,6 +10,7 @@ mod example;
 mod hostile;
 mod layout;
 mod live;
+mod partial_json;
 mod properties;
 mod router;
 mod stress;
