@@ -117,6 +117,8 @@ mod wire;
 
 pub mod adapters;
 pub mod encoders;
+#[cfg(feature = "tokio")]
+pub mod live;
 pub mod router;
 
 /// The contract: the rules and wire formats roundup implements (the

@@ -10,6 +10,7 @@ mod example;
 mod hostile;
 mod layout;
 mod live;
+mod live_stream;
 mod partial_json;
 mod properties;
 mod router;
