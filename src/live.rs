@@ -41,7 +41,6 @@ use tokio::sync::{mpsc, watch};
 
 use crate::builder::RoundBuilder;
 use crate::model::Summary;
-use crate::sink::SinkRecord;
 use crate::ui::{UiEvent, UiEventOf, UiFlow};
 use crate::wire::OutputLine;
 
@@ -55,13 +54,12 @@ pub fn attach(builder: RoundBuilder, ui_capacity: usize) -> (RoundBuilder, Recor
     let cut_off = Arc::clone(&lagged);
     let builder = builder
         .with_sink(move |record| {
-            if let Some(line) = owned(record) {
-                if let OutputLine::Summary(summary) = &line {
-                    ends_in.send_replace(Some(summary.clone()));
-                }
-                // A receiver gone means nobody persists any more: nothing to do.
-                let _ = records_in.send(line);
+            let line = OutputLine::from(record);
+            if let OutputLine::Summary(summary) = &line {
+                ends_in.send_replace(Some(summary.clone()));
             }
+            // A receiver gone means nobody persists any more: nothing to do.
+            let _ = records_in.send(line);
         })
         .with_ui(move |event| match ui_in.try_send(OwnedUiEvent::new(event)) {
             Ok(()) => UiFlow::Continue,
@@ -71,17 +69,6 @@ pub fn attach(builder: RoundBuilder, ui_capacity: usize) -> (RoundBuilder, Recor
             }
         });
     (builder, Records(records_out), UiEvents { events: ui_out, lagged }, RunEnds(ends_out))
-}
-
-/// A record as an owned output line.
-fn owned(record: SinkRecord<'_>) -> Option<OutputLine> {
-    Some(match record {
-        SinkRecord::Round(round) => OutputLine::Round(round.clone()),
-        SinkRecord::Stitch(stitch) => OutputLine::Stitch(stitch.clone()),
-        SinkRecord::Anomaly(anomaly) => OutputLine::Anomaly(anomaly.clone()),
-        SinkRecord::Meta(patch) => OutputLine::Meta(patch.clone()),
-        SinkRecord::Summary(summary) => OutputLine::Summary(summary.clone()),
-    })
 }
 
 /// Every record for persistence, in order, as owned output lines.

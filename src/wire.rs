@@ -36,6 +36,20 @@ pub enum OutputLine {
     Summary(Summary),
 }
 
+/// A record, owned: for a consumer that keeps it past the sink call (an
+/// async channel, a queue).
+impl From<SinkRecord<'_>> for OutputLine {
+    fn from(record: SinkRecord<'_>) -> Self {
+        match record {
+            SinkRecord::Round(round) => OutputLine::Round(round.clone()),
+            SinkRecord::Stitch(stitch) => OutputLine::Stitch(stitch.clone()),
+            SinkRecord::Anomaly(anomaly) => OutputLine::Anomaly(anomaly.clone()),
+            SinkRecord::Meta(patch) => OutputLine::Meta(patch.clone()),
+            SinkRecord::Summary(summary) => OutputLine::Summary(summary.clone()),
+        }
+    }
+}
+
 /// Writes one record as its output line (no newline), borrowing it.
 ///
 /// ```
@@ -75,12 +89,7 @@ pub fn write_record(out: &mut Vec<u8>, record: SinkRecord<'_>) {
 /// assert!(line.starts_with(br#"{"type":"summary","run":0,"#));
 /// ```
 pub fn write_summary(out: &mut Vec<u8>, summary: &Summary) {
-    #[derive(Serialize)]
-    #[serde(tag = "type", rename_all = "snake_case")]
-    enum Line<'a> {
-        Summary(&'a Summary),
-    }
-    write_json(out, &Line::Summary(summary));
+    write_record(out, SinkRecord::Summary(summary));
 }
 
 /// Writes a UI event as the line `replay --emit ui` prints: the event's

@@ -376,13 +376,9 @@ impl RoundMachine {
         let Some(call) = self.run.open.call_mut(id) else {
             return self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, args.to_owned(), None);
         };
-        if replace {
-            call.arguments.clear();
-        } else if args.is_empty() {
-            return;
+        if append_or_replace(&mut call.arguments, args, replace) {
+            out.ui(UiEvent::ToolCallArgs { id, args, replace });
         }
-        call.arguments.push_str(args);
-        out.ui(UiEvent::ToolCallArgs { id, args, replace });
     }
 
     /// Rule 13: live output of a result-less call of the open round; the id
@@ -391,13 +387,9 @@ impl RoundMachine {
         let Some(call) = self.run.open.call_mut(id).filter(|call| call.result.is_none()) else {
             return self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, content.to_owned(), None);
         };
-        if replace {
-            call.output.clear();
-        } else if content.is_empty() {
-            return;
+        if append_or_replace(&mut call.output, content, replace) {
+            out.ui(UiEvent::ToolCallOutput { id, content, replace });
         }
-        call.output.push_str(content);
-        out.ui(UiEvent::ToolCallOutput { id, content, replace });
     }
 
     /// Rules 3, 9, 10 and 13: where a terminal goes, first match wins (SPEC
@@ -406,8 +398,8 @@ impl RoundMachine {
         let success = status == TerminalStatus::Completed;
         // (1) A result-less call with that id in the open round.
         if let Some(call) = self.run.open.call_mut(id).filter(|call| call.result.is_none()) {
-            let content = if content.is_empty() { std::mem::take(&mut call.output) } else { content.to_owned() };
-            call.output = String::new();
+            let output = std::mem::take(&mut call.output);
+            let content = if content.is_empty() { output } else { content.to_owned() };
             out.ui(UiEvent::ToolCallResult { id, content: &content, success });
             call.result = Some(ToolResult::real(status, content));
             call.finished_at_ms = now;
@@ -643,6 +635,19 @@ impl RoundMachine {
             content,
         });
     }
+}
+
+/// Appends `text` to `buffer`, or with `replace` puts it in place of what
+/// was there (rules 8 and 13); `false` when nothing changed (an empty
+/// append).
+fn append_or_replace(buffer: &mut String, text: &str, replace: bool) -> bool {
+    if replace {
+        buffer.clear();
+    } else if text.is_empty() {
+        return false;
+    }
+    buffer.push_str(text);
+    true
 }
 
 /// Sets every key of `patch` in `meta`.
