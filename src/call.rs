@@ -97,6 +97,16 @@ pub enum Call<'a> {
         /// Keys to set (later values replace earlier ones).
         meta: &'a Meta,
     },
+    /// `round_meta(meta)`: what a protocol says about the round being
+    /// built (the ids of ACP messages whose text it holds, ...), merged into
+    /// the open round's `meta` object. Rounds accumulate: an array value is
+    /// joined to the array already there (items it holds already are not
+    /// repeated), any other value replaces. A roundup extension of ops
+    /// JSONL.
+    RoundMeta {
+        /// Keys to merge.
+        meta: &'a Meta,
+    },
     /// `anomaly(kind, id, detail)`: a problem reported by whoever feeds the
     /// handler. In ops JSONL this is a roundup extension (`"op":"anomaly"`),
     /// which readers that do not know it ignore as the spec asks.
@@ -126,6 +136,7 @@ impl<'a> Call<'a> {
             Call::Finish { .. } => "finish",
             Call::ToolMeta { .. } => "tool_meta",
             Call::RunMeta { .. } => "run_meta",
+            Call::RoundMeta { .. } => "round_meta",
             Call::Anomaly { .. } => "anomaly",
         }
     }
@@ -154,7 +165,9 @@ impl<'a> Call<'a> {
             Call::ArgsSnapshot { args, .. } => args.to_owned(),
             Call::TokenUsage { total } => total.to_string(),
             Call::Finish { reason } => reason.as_str().to_owned(),
-            Call::ToolMeta { meta, .. } | Call::RunMeta { meta } => serde_json::to_string(meta).unwrap_or_default(),
+            Call::ToolMeta { meta, .. } | Call::RunMeta { meta } | Call::RoundMeta { meta } => {
+                serde_json::to_string(meta).unwrap_or_default()
+            }
             Call::Anomaly { detail, .. } => detail.to_owned(),
             Call::Start => String::new(),
         }

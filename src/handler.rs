@@ -140,6 +140,12 @@ pub trait StreamHandler: Send + Sync {
         self.call(Call::RunMeta { meta })
     }
 
+    /// Merges what a protocol says about the round being built into its
+    /// `meta` (arrays accumulate, other values replace).
+    fn round_meta(&self, meta: &Meta) {
+        self.call(Call::RoundMeta { meta })
+    }
+
     /// Reports a problem found upstream of the handler (a line that does not
     /// parse, an event type an adapter does not know), so that it is
     /// delivered and counted with the run's own anomalies instead of being

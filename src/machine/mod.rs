@@ -17,6 +17,7 @@ mod open_round;
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use smallvec::SmallVec;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
@@ -214,6 +215,7 @@ impl RoundMachine {
             thought: open.thought.clone(),
             tool_calls,
             started_at_ms: open.started_at_ms,
+            meta: open.meta.clone(),
         })
     }
 
@@ -259,6 +261,7 @@ impl RoundMachine {
             | Call::TokenUsage { .. }
             | Call::ToolMeta { .. }
             | Call::RunMeta { .. }
+            | Call::RoundMeta { .. }
             | Call::Anomaly { .. } => false,
             Call::Start | Call::Finish { .. } => true,
         }
@@ -310,6 +313,7 @@ impl RoundMachine {
             }
             Call::ToolMeta { id, meta } => self.tool_meta(id, meta, out),
             Call::RunMeta { meta } => self.run_meta(meta, out),
+            Call::RoundMeta { meta } => accumulate(&mut self.run.open.meta, meta),
             Call::Start => self.start(now, out),
             Call::Finish { reason } => self.finish(reason, now, out),
             Call::Anomaly { .. } => {}
@@ -532,7 +536,7 @@ impl RoundMachine {
         }
         let index = self.run.next_round;
         let run = self.run.number;
-        let (message, thought, mut calls, started_at_ms) = self.run.open.take();
+        let (message, thought, mut calls, started_at_ms, meta) = self.run.open.take();
         let tool_calls = calls
             .drain(..)
             .enumerate()
@@ -551,6 +555,7 @@ impl RoundMachine {
             tool_calls,
             started_at_ms: started_at_ms.unwrap_or(now),
             finished_at_ms: now,
+            meta,
         };
         self.run.next_round += 1;
         self.run.summary.add_round(&round);
@@ -654,6 +659,26 @@ fn append_or_replace(buffer: &mut String, text: &str, replace: bool) -> bool {
 fn merge(meta: &mut Meta, patch: &Meta) {
     for (key, value) in patch {
         meta.insert(key.clone(), value.clone());
+    }
+}
+
+/// Merges round metadata: a round gathers what its fragments say, so an
+/// array joins the array already under its key (without repeating an item
+/// it holds), and any other value replaces.
+fn accumulate(meta: &mut Meta, patch: &Meta) {
+    for (key, value) in patch {
+        match (meta.get_mut(key), value) {
+            (Some(Value::Array(held)), Value::Array(items)) => {
+                for item in items {
+                    if !held.contains(item) {
+                        held.push(item.clone());
+                    }
+                }
+            }
+            _ => {
+                meta.insert(key.clone(), value.clone());
+            }
+        }
     }
 }
 

@@ -45,6 +45,9 @@ pub(crate) struct OpenRound {
     pub(crate) pending: usize,
     /// Clock at the first content.
     pub(crate) started_at_ms: Option<u64>,
+    /// What the protocol said about the round (`round_meta`).
+    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    pub(crate) meta: Meta,
 }
 
 impl OpenRound {
@@ -108,7 +111,7 @@ impl OpenRound {
     }
 
     /// Empties the round for the next one, handing back its text.
-    pub(crate) fn take(&mut self) -> (String, String, Vec<OpenCall>, Option<u64>) {
+    pub(crate) fn take(&mut self) -> (String, String, Vec<OpenCall>, Option<u64>, Meta) {
         self.by_id.clear();
         self.pending = 0;
         (
@@ -116,6 +119,7 @@ impl OpenRound {
             take_text(&mut self.thought),
             std::mem::take(&mut self.calls),
             self.started_at_ms.take(),
+            std::mem::take(&mut self.meta),
         )
     }
 }

@@ -816,3 +816,18 @@ fn run_events_pair_and_number_the_runs() {
     assert_eq!(runs, ["run_start", "run_end", "run_start", "run_end"]);
     assert_eq!(h.summaries().iter().map(|s| s.run).collect::<Vec<_>>(), [0, 1]);
 }
+
+#[test]
+fn round_meta_accumulates_arrays_and_replaces_other_values() {
+    let mut h = Harness::new();
+    let first = meta(serde_json::json!({"ids": ["m1"], "model": "a"}));
+    let second = meta(serde_json::json!({"ids": ["m1", "m2"], "model": "b"}));
+    h.call(Call::Message { text: "Hi" });
+    h.call(Call::RoundMeta { meta: &first });
+    h.call(Call::RoundMeta { meta: &second });
+    h.call(Call::Finish { reason: FinishReason::Interrupted });
+    assert_eq!(
+        serde_json::Value::Object(h.rounds()[0].meta.clone()),
+        serde_json::json!({"ids": ["m1", "m2"], "model": "b"})
+    );
+}

@@ -40,6 +40,9 @@ pub struct RoundInProgress {
     pub tool_calls: Vec<CallInProgress>,
     /// Clock reading at the round's first content.
     pub started_at_ms: Option<u64>,
+    /// What the protocol said about the round so far; absent when empty.
+    #[serde(skip_serializing_if = "Meta::is_empty")]
+    pub meta: Meta,
 }
 
 /// A tool call of the open round.

@@ -37,6 +37,10 @@ pub struct Round {
     pub started_at_ms: u64,
     /// Clock reading when the round closed.
     pub finished_at_ms: u64,
+    /// What the protocol said about the round (`round_meta`: the ids of
+    /// the ACP messages whose text it holds, ...); absent when empty.
+    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    pub meta: Meta,
 }
 
 /// A tool call of a closed round.

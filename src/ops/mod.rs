@@ -407,6 +407,7 @@ impl<'a> OpsLine<'a> {
             }
             "tool_meta" => Call::ToolMeta { id: required_str("id", &f.id)?, meta: required_object("meta", &f.meta)? },
             "run_meta" => Call::RunMeta { meta: required_object("meta", &f.meta)? },
+            "round_meta" => Call::RoundMeta { meta: required_object("meta", &f.meta)? },
             "anomaly" => {
                 let kind = required_str("kind", &f.kind)?;
                 let kind = AnomalyKind::parse(kind).ok_or_else(|| out_of_enum("kind", "an anomaly kind", kind))?;

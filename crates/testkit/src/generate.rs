@@ -20,6 +20,7 @@ pub enum Op {
     Finish(FinishReason),
     ToolMeta(String, Meta),
     RunMeta(Meta),
+    RoundMeta(Meta),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +44,7 @@ impl Step {
             Op::Finish(reason) => Call::Finish { reason: *reason },
             Op::ToolMeta(id, meta) => Call::ToolMeta { id, meta },
             Op::RunMeta(meta) => Call::RunMeta { meta },
+            Op::RoundMeta(meta) => Call::RoundMeta { meta },
         }
     }
 
@@ -95,6 +97,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop::sample::select(vec![FinishReason::Canceled, FinishReason::Interrupted]).prop_map(Op::Finish),
         1 => (id(), meta()).prop_map(|(id, meta)| Op::ToolMeta(id, meta)),
         1 => meta().prop_map(Op::RunMeta),
+        1 => round_meta().prop_map(Op::RoundMeta),
     ]
 }
 
@@ -104,6 +107,18 @@ fn meta() -> impl Strategy<Value = Meta> {
     let key = prop::sample::select(vec!["kind", "locations", "stop_reason", "rounds"]);
     prop::collection::btree_map(key, 0u64..3, 0..3)
         .prop_map(|entries| entries.into_iter().map(|(k, v)| (k.to_owned(), serde_json::Value::from(v))).collect())
+}
+
+/// Round metadata: arrays (which accumulate) and plain values (which
+/// replace) under a few keys.
+fn round_meta() -> impl Strategy<Value = Meta> {
+    let key = prop::sample::select(vec!["ids", "model"]);
+    let value = prop_oneof![
+        (0u64..3).prop_map(serde_json::Value::from),
+        prop::collection::vec(0u64..4, 0..3).prop_map(serde_json::Value::from),
+    ];
+    prop::collection::btree_map(key, value, 0..3)
+        .prop_map(|entries| entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
 /// Gives every terminal with content a unique content, so that where each

@@ -33,6 +33,7 @@ struct Session {
     thought: String,
     calls: Vec<PendingCall>,
     started: Option<u64>,
+    round_meta: Meta,
     /// Anomalies and last token usage, per run.
     anomalies: Vec<u64>,
     stitches: Vec<u64>,
@@ -260,6 +261,23 @@ impl Session {
                     }
                 }
             }
+            Call::RoundMeta { meta } => {
+                for (key, value) in meta {
+                    let joined = match (self.round_meta.get(key), value) {
+                        (Some(Value::Array(held)), Value::Array(items)) => {
+                            let mut joined = held.clone();
+                            for item in items {
+                                if !joined.contains(item) {
+                                    joined.push(item.clone());
+                                }
+                            }
+                            Value::Array(joined)
+                        }
+                        _ => value.clone(),
+                    };
+                    self.round_meta.insert(key.clone(), joined);
+                }
+            }
             Call::TokenUsage { total } => {
                 self.touched = true;
                 *self.usage.last_mut().unwrap() = Some(total);
@@ -280,6 +298,9 @@ impl Session {
                 }
                 self.finished = false;
                 self.touched = false;
+                // Round metadata describes a round of its run; a new run
+                // starts without it.
+                self.round_meta.clear();
                 self.run += 1;
                 self.anomalies.push(0);
                 self.stitches.push(0);
@@ -326,6 +347,7 @@ impl Session {
             tool_calls,
             started_at_ms: self.started.take().unwrap_or(now),
             finished_at_ms: now,
+            meta: std::mem::take(&mut self.round_meta),
         };
         out.push(line("round", &round));
         self.rounds.push(round);
