@@ -35,16 +35,19 @@ fn bash_error() {
     assert_eq!(rounds.len(), 1);
     let call = &rounds[0]["tool_calls"][0];
     assert_eq!(call["title"], "false", "the title of the update replaces the declaration's");
-    assert_eq!(call["arguments"], r#"{"command":"false","description":"Fail"}"#);
+    assert_eq!(call["arguments"], r#"{"command": "false", "description": "Fail"}"#, "the agent's own JSON text");
     assert_eq!(call["result"], json!({"status": "failed", "content": "Exit code 1\nboom"}));
     assert_eq!(call["meta"]["kind"], "execute");
-    assert_eq!(call["meta"]["_meta"]["terminal_exit"]["exit_code"], 1);
+    // `_meta`'s keys merge into the call's meta, so that what successive
+    // updates say accumulates (terminal_info, then terminal_exit).
+    assert_eq!(call["meta"]["terminal_exit"]["exit_code"], 1);
+    assert_eq!(call["meta"]["terminal_info"]["terminal_id"], "toolu_bash");
     let summary = of_type(&lines, "summary")[0];
     assert_eq!(summary["acp_stop_reason"], "end_turn");
     assert_eq!(summary["last_token_usage"], 2, "a gauge: the last `used`, which went down");
     assert_eq!(summary["acp_context_size"], 200000);
     assert_eq!(summary["acp_cost"], json!({"amount": 0, "currency": "USD"}));
-    assert_eq!(summary["acp_other_updates"], json!({"available_commands_update": 1}));
+    assert_eq!(summary["acp_available_commands"][0]["name"], "mcp", "the latest list, whole");
 }
 
 #[test]
@@ -81,7 +84,7 @@ fn grep_and_glob() {
     assert_eq!(rounds.len(), 2);
     let grep = &rounds[0]["tool_calls"][0];
     assert_eq!(grep["title"], "grep -n \"value\" src");
-    assert_eq!(grep["arguments"], r#"{"-n":true,"output_mode":"content","path":"src","pattern":"value"}"#);
+    assert_eq!(grep["arguments"], r#"{"-n": true, "output_mode": "content", "path": "src", "pattern": "value"}"#);
     assert_eq!(grep["result"], json!({"status": "completed", "content": ""}), "no output was sent");
     assert_eq!(rounds[1]["tool_calls"][0]["result"]["content"], "src/app.ts\nsrc/b.ts");
 }
@@ -229,11 +232,17 @@ fn a_load_replay_cuts_runs_at_user_messages() {
     assert_eq!(users, [&json!("first"), &json!("second")]);
 }
 
+/// Kimi CLI sends the arguments of a pending call as its content; for
+/// other agents that content is a preview of the output (Zed shows it so).
+/// The `initialize` response's `agentInfo` says which agent it is.
 #[test]
-fn pending_content_without_raw_input_is_the_arguments() {
-    // Kimi CLI: the arguments of a pending call come as its content.
+fn pending_content_is_the_arguments_only_for_kimi() {
     let text = |t: &str| json!([{"type": "content", "content": {"type": "text", "text": t}}]);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}).to_string();
+    let kimi = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1, "agentInfo": {"name": "Kimi Code CLI", "version": "1.0"}}}).to_string();
     let input = [
+        initialize.clone(),
+        kimi,
         notification(
             "s",
             json!({"sessionUpdate": "tool_call", "toolCallId": "k", "title": "Shell", "status": "pending", "content": text("{\"cmd\":")}),
@@ -252,6 +261,18 @@ fn pending_content_without_raw_input_is_the_arguments() {
     let call = &of_type(&lines, "round")[0]["tool_calls"][0];
     assert_eq!(call["arguments"], "{\"cmd\":\"ls\"}");
     assert_eq!(call["result"]["content"], "a.txt");
+
+    // Another agent: the same content is live output, replaced by the result.
+    let other = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1, "agentInfo": {"name": "claude-agent-acp"}}});
+    let mut input = input.to_vec();
+    input[1] = other.to_string();
+    let ui = replay(input.join("\n").as_bytes(), "ui");
+    let outputs: Vec<&Value> =
+        ui.iter().filter(|e| e["event"] == "tool_call_output").map(|e| &e["content"]).collect();
+    assert_eq!(outputs, [&json!("{\"cmd\":"), &json!("{\"cmd\":\"ls\"}")], "{ui:?}");
+    let records = self::lines(&input);
+    let call = &of_type(&records, "round")[0]["tool_calls"][0];
+    assert_eq!((&call["arguments"], &call["result"]["content"]), (&json!(""), &json!("a.txt")));
 }
 
 #[test]
@@ -272,12 +293,18 @@ fn what_cannot_be_translated_is_reported() {
     let kinds: Vec<&Value> = of_type(&lines, "anomaly").iter().map(|a| &a["kind"]).collect();
     assert_eq!(
         kinds,
-        [&json!("unknown_content"), &json!("unknown_event"), &json!("unknown_status"), &json!("unknown_event")]
+        [
+            &json!("unknown_content"),
+            &json!("unknown_event"),
+            &json!("unknown_status"),
+            &json!("duplicate_terminal"),
+            &json!("unknown_event")
+        ]
     );
     let anomalies = of_type(&lines, "anomaly");
     assert!(anomalies[0]["detail"].as_str().unwrap().contains("AAAA"), "the content is kept");
     assert!(anomalies[1]["detail"].as_str().unwrap().contains("brand_new_update"));
-    // The second `completed` refined nothing: no duplicate_terminal noise.
+    // The second `completed` is a duplicate, kept as such; the first won.
     assert_eq!(of_type(&lines, "round")[0]["tool_calls"][0]["result"]["status"], "completed");
 }
 

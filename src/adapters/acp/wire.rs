@@ -1,0 +1,204 @@
+//! The ACP messages as the adapter reads them: typed views that borrow from
+//! the input line. Strings without escapes and every value the adapter only
+//! passes on (arguments, content, metadata) stay slices of the line, so an
+//! agent's arguments keep its own JSON text (key order, number spelling,
+//! escapes) and a line is scanned about once.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// One line of a capture: a JSON-RPC request, response or notification, or
+/// a bare `SessionNotification` (`sessionId` and `update` at the top).
+#[derive(Debug, Deserialize)]
+pub(super) struct Message<'a> {
+    #[serde(borrow, default)]
+    pub method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub params: Option<Params<'a>>,
+    #[serde(borrow, default)]
+    pub result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub error: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "sessionId")]
+    pub session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub update: Option<Update<'a>>,
+}
+
+/// The params of the requests and notifications the adapter reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Params<'a> {
+    #[serde(borrow, default)]
+    pub session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub update: Option<Update<'a>>,
+    /// `session/prompt`: the user's content blocks.
+    #[serde(borrow, default)]
+    pub prompt: Option<&'a RawValue>,
+    /// `session/request_permission`: the tool call asked about.
+    #[serde(borrow, default)]
+    pub tool_call: Option<Update<'a>>,
+    /// `session/request_permission`: what the user may answer.
+    #[serde(borrow, default)]
+    pub options: Option<&'a RawValue>,
+}
+
+/// A `session/update`'s update, or a permission request's tool call (the
+/// same fields without `sessionUpdate`). The kinds that carry only
+/// metadata are read again as a whole value when they come (rarely).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Update<'a> {
+    #[serde(borrow, default)]
+    pub session_update: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub tool_call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub title: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub status: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub raw_input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub raw_output: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub locations: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "_meta")]
+    pub meta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub message_id: Option<Cow<'a, str>>,
+}
+
+/// What the adapter reads out of an update's `_meta`; the rest of it is
+/// kept as the tool call's metadata.
+#[derive(Debug, Default)]
+pub(super) struct UpdateMeta<'a> {
+    /// `claudeCode.parentToolUseId`: the Task call whose subagent sent this.
+    pub parent_tool_use_id: Option<Cow<'a, str>>,
+    /// `terminal_output_delta.data`: terminal bytes to append.
+    pub terminal_delta: Option<Cow<'a, str>>,
+    /// `terminal_output.data`: the whole terminal output so far.
+    pub terminal_whole: Option<Cow<'a, str>>,
+    /// Every other key, as metadata.
+    pub rest: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ClaudeCode<'a> {
+    #[serde(borrow, default, rename = "parentToolUseId")]
+    parent_tool_use_id: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TerminalData<'a> {
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
+}
+
+impl<'a> UpdateMeta<'a> {
+    /// Reads `_meta`. It is an extension point of the protocol, so a shape
+    /// other than Claude Code's is kept whole as metadata, never an error.
+    pub(super) fn read(raw: Option<&'a RawValue>) -> UpdateMeta<'a> {
+        let mut meta = UpdateMeta::default();
+        let Some(raw) = raw else { return meta };
+        let Ok(entries) = serde_json::from_str::<BTreeMap<Cow<'a, str>, &'a RawValue>>(raw.get()) else {
+            meta.rest.insert("_meta".into(), value(raw));
+            return meta;
+        };
+        for (key, raw) in entries {
+            match key.as_ref() {
+                "terminal_output_delta" | "terminal_output" => {
+                    match serde_json::from_str::<TerminalData<'a>>(raw.get()) {
+                        Ok(TerminalData { data: Some(data) }) if key == "terminal_output_delta" => {
+                            meta.terminal_delta = Some(data)
+                        }
+                        Ok(TerminalData { data: Some(data) }) => meta.terminal_whole = Some(data),
+                        _ => {
+                            meta.rest.insert(key.into_owned(), value(raw));
+                        }
+                    }
+                }
+                "claudeCode" => {
+                    if let Ok(ClaudeCode { parent_tool_use_id: Some(parent) }) = serde_json::from_str(raw.get()) {
+                        meta.parent_tool_use_id = Some(parent);
+                    }
+                    meta.rest.insert(key.into_owned(), value(raw));
+                }
+                _ => {
+                    meta.rest.insert(key.into_owned(), value(raw));
+                }
+            }
+        }
+        meta
+    }
+}
+
+/// A text content block (`{"type":"text","text":...}`) or another kind.
+#[derive(Debug, Deserialize)]
+pub(super) struct ContentBlock<'a> {
+    #[serde(borrow, default, rename = "type")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+}
+
+impl<'a> ContentBlock<'a> {
+    /// The text of a text block.
+    pub(super) fn text(raw: &'a RawValue) -> Option<Cow<'a, str>> {
+        let block: ContentBlock<'a> = serde_json::from_str(raw.get()).ok()?;
+        match block {
+            ContentBlock { kind: Some(kind), text: Some(text) } if kind == "text" => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// One block of a tool call's `content` array.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ToolContent<'a> {
+    #[serde(borrow, default, rename = "type")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub path: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub old_text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub new_text: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "_meta")]
+    pub meta: Option<&'a RawValue>,
+}
+
+/// A raw value as a `serde_json::Value`, for metadata. A raw value is
+/// valid JSON by construction; `null` stands in if it ever were not.
+pub(super) fn value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// A value the protocol puts where text goes (arguments, raw output): a
+/// string is its own text, anything else its JSON as sent.
+pub(super) fn text(raw: &RawValue) -> Cow<'_, str> {
+    let json = raw.get();
+    if json.starts_with('"') {
+        if let Ok(text) = serde_json::from_str::<&str>(json) {
+            return Cow::Borrowed(text);
+        }
+        if let Ok(text) = serde_json::from_str::<String>(json) {
+            return Cow::Owned(text);
+        }
+    }
+    Cow::Borrowed(json)
+}
