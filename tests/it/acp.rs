@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use roundup_testkit::capture::{clean_replay, of_type};
-use roundup_testkit::invariants::{check_rounds, check_ui};
+use roundup_testkit::invariants::{check_rounds, check_ui_per_session};
 use serde_json::{json, Value};
 
 fn replay(input: &[u8], emit: &str) -> Vec<Value> {
@@ -24,7 +24,7 @@ fn clean(name: &str) -> Vec<Value> {
     let lines = replay(&input, "records");
     check_rounds(&lines).unwrap();
     assert!(of_type(&lines, "anomaly").is_empty(), "{name}: {:?}", of_type(&lines, "anomaly"));
-    check_ui(&replay(&input, "ui")).unwrap();
+    check_ui_per_session(&replay(&input, "ui")).unwrap();
     lines
 }
 
@@ -238,7 +238,8 @@ fn a_load_replay_cuts_runs_at_user_messages() {
 #[test]
 fn pending_content_is_the_arguments_only_for_kimi() {
     let text = |t: &str| json!([{"type": "content", "content": {"type": "text", "text": t}}]);
-    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}).to_string();
+    let initialize =
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}).to_string();
     let kimi = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1, "agentInfo": {"name": "Kimi Code CLI", "version": "1.0"}}}).to_string();
     let input = [
         initialize.clone(),
@@ -263,12 +264,12 @@ fn pending_content_is_the_arguments_only_for_kimi() {
     assert_eq!(call["result"]["content"], "a.txt");
 
     // Another agent: the same content is live output, replaced by the result.
-    let other = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1, "agentInfo": {"name": "claude-agent-acp"}}});
+    let other =
+        json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1, "agentInfo": {"name": "claude-agent-acp"}}});
     let mut input = input.to_vec();
     input[1] = other.to_string();
     let ui = replay(input.join("\n").as_bytes(), "ui");
-    let outputs: Vec<&Value> =
-        ui.iter().filter(|e| e["event"] == "tool_call_output").map(|e| &e["content"]).collect();
+    let outputs: Vec<&Value> = ui.iter().filter(|e| e["event"] == "tool_call_output").map(|e| &e["content"]).collect();
     assert_eq!(outputs, [&json!("{\"cmd\":"), &json!("{\"cmd\":\"ls\"}")], "{ui:?}");
     let records = self::lines(&input);
     let call = &of_type(&records, "round")[0]["tool_calls"][0];
@@ -346,4 +347,393 @@ fn typed_notifications_of_the_schema_crate() {
     acp.translate_notification(&typed, &mut |_: Option<&str>, call: roundup::Call<'_>| builder.call(call));
     builder.finish_if_running(roundup::FinishReason::Interrupted);
     assert_eq!(builder.rounds()[0].message, "typed");
+}
+
+fn request(id: u64, method: &str, params: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+}
+
+fn response(id: u64, result: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+}
+
+fn text_chunk(session: &str, text: &str) -> String {
+    notification(session, json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}))
+}
+
+fn tool(session: &str, update: Value) -> String {
+    notification(session, update)
+}
+
+/// Issue 9, case 1: client and agent number their requests independently.
+/// The client's answer to the agent's permission request 1 (and an error
+/// answer to the agent's fs request 2) must not end prompt 1 (or 2).
+#[test]
+fn a_response_answers_the_other_sides_request_with_that_id() {
+    let input = [
+        request(1, "session/prompt", json!({"sessionId": "s", "prompt": [{"type": "text", "text": "go"}]})),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "rm", "status": "pending"})),
+        request(
+            1,
+            "session/request_permission",
+            json!({"sessionId": "s", "toolCall": {"toolCallId": "t"}, "options": []}),
+        ),
+        response(1, json!({"outcome": {"outcome": "selected", "optionId": "allow"}})),
+        request(2, "fs/read_text_file", json!({"sessionId": "s", "path": "/x"})),
+        json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32000, "message": "no such file"}}).to_string(),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed",
+                "content": [{"type": "content", "content": {"type": "text", "text": "removed"}}]}),
+        ),
+        text_chunk("s", "Finished."),
+        response(1, json!({"stopReason": "end_turn"})),
+    ];
+    let lines = lines(&input);
+    assert!(of_type(&lines, "anomaly").is_empty(), "{:?}", of_type(&lines, "anomaly"));
+    let rounds = of_type(&lines, "round");
+    let call = &rounds[0]["tool_calls"][0];
+    assert_eq!(call["result"], json!({"status": "completed", "content": "removed"}));
+    assert_eq!(call["meta"]["acp_permission_outcome"], json!({"outcome": "selected", "optionId": "allow"}));
+    assert_eq!(rounds[1]["message"], "Finished.");
+    let summaries = of_type(&lines, "summary");
+    assert_eq!(summaries.len(), 1);
+    assert_eq!(
+        (&summaries[0]["acp_stop_reason"], &summaries[0]["acp_user_message"]),
+        (&json!("end_turn"), &json!("go"))
+    );
+}
+
+/// Issue 9, case 2: a call's session is fixed when it is declared; a
+/// permission request's `toolCall._meta` routes like an update's.
+#[test]
+fn a_subagent_call_stays_in_its_session_whatever_its_updates_say() {
+    let sub = json!({"claudeCode": {"parentToolUseId": "task"}});
+    let input = [
+        request(1, "session/prompt", json!({"sessionId": "s", "prompt": []})),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "task", "title": "Task", "status": "pending"})),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call", "_meta": sub, "toolCallId": "r", "title": "Read", "rawInput": {"p": 1}}),
+        ),
+        request(
+            1001,
+            "session/request_permission",
+            json!({"sessionId": "s", "toolCall": {"toolCallId": "w", "title": "Write", "_meta": sub}, "options": []}),
+        ),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "r", "status": "completed", "rawOutput": "text"}),
+        ),
+        tool("s", json!({"sessionUpdate": "tool_call_update", "toolCallId": "w", "status": "completed"})),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "task", "status": "completed", "rawOutput": "done"}),
+        ),
+        response(1, json!({"stopReason": "end_turn"})),
+    ];
+    let lines = lines(&input);
+    assert!(of_type(&lines, "anomaly").is_empty(), "{:?}", of_type(&lines, "anomaly"));
+    let rounds = of_type(&lines, "round");
+    let calls_of = |session: &str| -> Vec<(Value, Value)> {
+        rounds
+            .iter()
+            .filter(|r| r["session"] == session)
+            .flat_map(|r| r["tool_calls"].as_array().unwrap().iter())
+            .map(|c| (c["id"].clone(), c["result"]["status"].clone()))
+            .collect()
+    };
+    assert_eq!(calls_of("s"), [(json!("task"), json!("completed"))], "no ghost of the subagent's calls");
+    assert_eq!(calls_of("s/task"), [(json!("r"), json!("completed")), (json!("w"), json!("completed"))]);
+    let parent = rounds.iter().find(|r| r["session"] == "s").unwrap();
+    assert_eq!(parent["closed_by"], "tools_done");
+    assert_eq!(parent["tool_calls"][0]["meta"]["acp_child_session"], "s/task", "the Task call names its subagent");
+}
+
+/// Issue 9, case 3: a subagent's run ends with its parent's run, and its
+/// next traffic (after the next prompt) is a new run.
+#[test]
+fn subagent_sessions_finish_with_their_parent() {
+    let sub = json!({"claudeCode": {"parentToolUseId": "task"}});
+    let chunk = |text: &str| {
+        notification(
+            "s",
+            json!({"sessionUpdate": "agent_message_chunk", "_meta": sub, "content": {"type": "text", "text": text}}),
+        )
+    };
+    let input = [
+        request(1, "session/prompt", json!({"sessionId": "s", "prompt": []})),
+        chunk("working"),
+        response(1, json!({"stopReason": "cancelled"})),
+        request(2, "session/prompt", json!({"sessionId": "s", "prompt": []})),
+        chunk("again"),
+        response(2, json!({"stopReason": "end_turn"})),
+    ];
+    let ui = replay(input.join("\n").as_bytes(), "ui");
+    check_ui_per_session(&ui).unwrap();
+    let child_ends: Vec<(&Value, &Value)> = ui
+        .iter()
+        .filter(|e| e["session"] == "s/task" && e["event"] == "run_end")
+        .map(|e| (&e["run"], &e["reason"]))
+        .collect();
+    assert_eq!(child_ends, [(&json!(0), &json!("canceled")), (&json!(1), &json!("interrupted"))]);
+    let lines = lines(&input);
+    let child: Vec<(&Value, &Value)> = of_type(&lines, "round")
+        .iter()
+        .filter(|r| r["session"] == "s/task")
+        .map(|r| (&r["run"], &r["message"]))
+        .collect();
+    assert_eq!(child, [(&json!(0), &json!("working")), (&json!(1), &json!("again"))]);
+    // The child's summary comes before its parent's, which ends its run.
+    let order: Vec<&Value> = of_type(&lines, "summary").iter().map(|s| &s["session"]).collect();
+    assert_eq!(order, [&json!("s/task"), &json!("s"), &json!("s/task"), &json!("s")]);
+}
+
+/// Issue 9, case 4: a tool call id reused in a later prompt, or a session
+/// loaded twice, is a new call with its own title and arguments.
+#[test]
+fn a_tool_call_id_reused_in_a_later_run_is_a_new_call() {
+    let declare = |title: &str, input: Value| {
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": title, "rawInput": input}))
+    };
+    let complete = tool("s", json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}));
+    let input = [
+        request(1, "session/prompt", json!({"sessionId": "s", "prompt": []})),
+        declare("ls", json!({"path": "."})),
+        complete.clone(),
+        response(1, json!({"stopReason": "end_turn"})),
+        request(2, "session/load", json!({"sessionId": "s"})),
+        declare("cat", json!({"path": "a"})),
+        complete.clone(),
+        response(2, json!({})),
+        request(3, "session/load", json!({"sessionId": "s"})),
+        declare("cat", json!({"path": "a"})),
+        complete,
+        response(3, json!({})),
+    ];
+    let lines = lines(&input);
+    assert!(of_type(&lines, "anomaly").is_empty(), "{:?}", of_type(&lines, "anomaly"));
+    let calls: Vec<(Value, Value, Value)> = of_type(&lines, "round")
+        .iter()
+        .map(|r| (r["run"].clone(), r["tool_calls"][0]["title"].clone(), r["tool_calls"][0]["arguments"].clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (json!(0), json!("ls"), json!(r#"{"path":"."}"#)),
+            (json!(1), json!("cat"), json!(r#"{"path":"a"}"#)),
+            (json!(2), json!("cat"), json!(r#"{"path":"a"}"#))
+        ]
+    );
+    let tool_calls: Vec<&Value> = of_type(&lines, "summary").iter().map(|s| &s["tool_calls"]).collect();
+    assert_eq!(tool_calls, [&json!(1), &json!(1), &json!(1)]);
+}
+
+/// Issue 9, case 5: after a call's result, a `tool_call` with its id
+/// declares a new call, a second terminal is `duplicate_terminal`, and a
+/// new title, input or content is a meta patch. Nothing is dropped.
+#[test]
+fn updates_after_the_result_are_kept() {
+    let input = [
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "ls"})),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed", "rawOutput": "a"}),
+        ),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "title": "ls -a", "rawInput": {"all": true},
+                "content": [{"type": "content", "content": {"type": "text", "text": "a .hidden"}}]}),
+        ),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "failed", "rawOutput": "late"}),
+        ),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "ls again"})),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed", "rawOutput": "b"}),
+        ),
+    ];
+    let lines = lines(&input);
+    let patch = &of_type(&lines, "meta")[0]["meta"];
+    assert_eq!((&patch["title"], &patch["rawInput"]), (&json!("ls -a"), &json!({"all": true})));
+    assert_eq!(patch["content"][0]["content"]["text"], "a .hidden");
+    let anomalies = of_type(&lines, "anomaly");
+    assert_eq!((&anomalies[0]["kind"], &anomalies[0]["status"]), (&json!("duplicate_terminal"), &json!("failed")));
+    let calls: Vec<(Value, Value)> = of_type(&lines, "round")
+        .iter()
+        .flat_map(|r| r["tool_calls"].as_array().unwrap().clone())
+        .map(|c| (c["title"].clone(), c["result"]["content"].clone()))
+        .collect();
+    assert_eq!(calls, [(json!("ls"), json!("a")), (json!("ls again"), json!("b"))]);
+}
+
+/// Issue 9, case 6: the protocol's data is kept: the prompt, the prompt
+/// response's usage and `_meta`, `usage_update._meta`, the latest session
+/// info, mode and config options, and the message ids of each round.
+#[test]
+fn protocol_data_is_kept() {
+    let message = |id: &str, text: &str| {
+        notification(
+            "s",
+            json!({"sessionUpdate": "agent_message_chunk", "messageId": id, "content": {"type": "text", "text": text}}),
+        )
+    };
+    let input = [
+        request(
+            1,
+            "session/prompt",
+            json!({"sessionId": "s", "prompt": [{"type": "text", "text": "Fix "}, {"type": "text", "text": "it"},
+                {"type": "resource_link", "uri": "file:///a.rs", "name": "a.rs"}]}),
+        ),
+        notification("s", json!({"sessionUpdate": "session_info_update", "title": "Fixing"})),
+        notification("s", json!({"sessionUpdate": "current_mode_update", "currentModeId": "plan"})),
+        notification("s", json!({"sessionUpdate": "current_mode_update", "currentModeId": "default"})),
+        notification("s", json!({"sessionUpdate": "config_option_update", "configOptions": [{"id": "mode"}]})),
+        notification("s", json!({"sessionUpdate": "usage_update", "used": 5, "size": 100, "_meta": {"model": "m"}})),
+        message("m1", "One. "),
+        message("m1", "Still one. "),
+        message("m2", "Two."),
+        response(1, json!({"stopReason": "end_turn", "usage": {"totalTokens": 9}, "_meta": {"quota": 1}})),
+    ];
+    let lines = lines(&input);
+    let round = of_type(&lines, "round")[0];
+    assert_eq!(round["meta"]["acp_message_ids"], json!(["m1", "m2"]));
+    let summary = of_type(&lines, "summary")[0];
+    assert_eq!(summary["acp_user_message"], "Fix it");
+    assert_eq!(summary["acp_prompt_attachments"][0]["uri"], "file:///a.rs");
+    assert_eq!(summary["acp_session_info"], json!({"title": "Fixing"}));
+    assert_eq!(summary["acp_mode"], "default", "the latest value");
+    assert_eq!(summary["acp_config_options"], json!([{"id": "mode"}]));
+    assert_eq!(summary["acp_usage_meta"], json!({"model": "m"}));
+    assert_eq!(summary["acp_usage"], json!({"totalTokens": 9}));
+    assert_eq!(summary["acp_response_meta"], json!({"quota": 1}));
+    assert!(of_type(&lines, "anomaly").is_empty());
+}
+
+/// Issue 9, case 9: the arguments are the agent's own JSON text: key
+/// order, number spelling and escapes as sent.
+#[test]
+fn arguments_keep_the_agents_json_text() {
+    let raw = r#"{"z": 1.0e2, "a": "\u00e9\n", "m": [ ]}"#;
+    let line = format!(
+        r#"{{"sessionId":"s","update":{{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","rawInput":{raw},"status":"completed"}}}}"#
+    );
+    let lines = replay(line.as_bytes(), "records");
+    assert_eq!(of_type(&lines, "round")[0]["tool_calls"][0]["arguments"], raw);
+    // A string input is its own text.
+    let line = r#"{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","rawInput":"ls \"a\"","status":"completed"}}"#;
+    let lines = replay(line.as_bytes(), "records");
+    assert_eq!(of_type(&lines, "round")[0]["tool_calls"][0]["arguments"], r#"ls "a""#);
+}
+
+/// A prompt sent as many chunks costs one run-metadata call, not one per
+/// chunk carrying all the text so far (which was quadratic).
+#[test]
+fn a_prompt_in_many_chunks_is_gathered_once() {
+    use roundup::adapters::Adapter;
+    let mut acp = roundup::adapters::acp::AcpAdapter::new();
+    let mut run_meta = Vec::new();
+    let mut sink = |_: Option<&str>, call: roundup::Call<'_>| {
+        if let roundup::Call::RunMeta { meta } = call {
+            run_meta.push(meta.clone());
+        }
+    };
+    for _ in 0..1000 {
+        let line = notification(
+            "s",
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "ab"}}),
+        );
+        acp.translate(line.as_bytes(), &mut sink).unwrap();
+    }
+    acp.translate(text_chunk("s", "answer").as_bytes(), &mut sink).unwrap();
+    assert_eq!(run_meta.len(), 1);
+    assert_eq!(run_meta[0]["acp_user_message"].as_str().unwrap().len(), 2000);
+}
+
+/// Background tasks: the spawn and its states are the tool call's
+/// metadata; compaction is run metadata with the summary text whole; the
+/// plan-mode exit keeps the latest mode and config options.
+#[test]
+fn air_bash_background() {
+    let lines = clean("air-bash-background.jsonl");
+    let call = &of_type(&lines, "round")[0]["tool_calls"][0];
+    assert_eq!(call["arguments"], r#"{"command": "sleep 100", "description": "Wait", "run_in_background": true}"#);
+    assert!(call["result"]["content"].as_str().unwrap().starts_with("Command running in background with ID: bash_1."));
+    assert_eq!(call["meta"]["acp_async_task"]["asyncTaskId"], "bash_1");
+    assert_eq!(call["meta"]["terminal_exit"]["exit_code"], 0);
+    let patches: Vec<&Value> = of_type(&lines, "meta").iter().map(|p| &p["meta"]).collect();
+    assert_eq!(patches[0]["acp_async_task_progress"]["summary"], "still running", "after the call's result");
+    assert_eq!(patches[1]["acp_async_task_state"], json!({"state": "completed", "summary": "done"}));
+}
+
+#[test]
+fn air_compaction_update() {
+    let lines = clean("air-compaction-update.jsonl");
+    assert!(of_type(&lines, "round").is_empty());
+    let summary = of_type(&lines, "summary")[0];
+    assert_eq!(summary["acp_compaction_summary"], "The summary.");
+    assert_eq!(summary["acp_compaction"]["status"], "completed");
+    assert_eq!(summary["acp_compaction"]["_meta"]["jetbrains"]["air"]["contextCompaction"]["preTokens"], 1000);
+    assert_eq!(summary["last_token_usage"], 100);
+}
+
+#[test]
+fn air_exit_plan_approve() {
+    let lines = clean("air-exit-plan-approve.jsonl");
+    let call = &of_type(&lines, "round")[0]["tool_calls"][0];
+    assert_eq!(
+        (&call["title"], &call["arguments"]),
+        (&json!("Exited Plan Mode"), &json!(r##"{"plan": "# Plan\n1. Do it"}"##))
+    );
+    assert_eq!(call["meta"]["acp_permission_options"][0]["optionId"], "exit-plan-default");
+    let summary = of_type(&lines, "summary")[0];
+    assert_eq!(summary["acp_mode"], "default");
+    assert_eq!(summary["acp_config_options"][0]["currentValue"], "default");
+}
+
+/// JetBrains Air subagents as sessions of their own: the child's rounds in
+/// its session, its prompt from the parent kept, its run ended when it
+/// goes idle, before the parent's.
+#[test]
+fn air_subagent_native_sessions() {
+    let lines = clean("air-subagent-native-sessions.jsonl");
+    let rounds = of_type(&lines, "round");
+    assert!(rounds.iter().all(|r| r["session"] == "agent_n"), "the parent itself said nothing");
+    assert_eq!(rounds[0]["message"], "Running the build.");
+    assert_eq!(rounds[0]["meta"]["acp_message_ids"], json!(["msg_native_sub_1"]));
+    assert_eq!(rounds[1]["tool_calls"][0]["result"], json!({"status": "failed", "content": "make: *** Error 2"}));
+    let summaries = of_type(&lines, "summary");
+    let sessions: Vec<&Value> = summaries.iter().map(|s| &s["session"]).collect();
+    assert_eq!(sessions, [&json!("agent_n"), &json!("<session>")]);
+    assert_eq!(summaries[0]["acp_parent_session"], "<session>");
+    assert_eq!(summaries[0]["acp_user_message"], "Make the build pass");
+    assert_eq!(summaries[0]["acp_subagent"]["title"], "Fix the build");
+    assert_eq!(summaries[0]["acp_subagent_state"], "idle");
+}
+
+/// Legacy Task subagents: the child's calls stay in the child's session
+/// even when an update comes under the parent's id; the Task call itself
+/// was never declared in this capture, and its update says so.
+#[test]
+fn air_subagent_task_legacy() {
+    let input = fixture("air-subagent-task-legacy.jsonl");
+    let lines = replay(&input, "records");
+    check_rounds(&lines).unwrap();
+    check_ui_per_session(&replay(&input, "ui")).unwrap();
+    let anomalies = of_type(&lines, "anomaly");
+    assert_eq!(anomalies.len(), 1);
+    assert_eq!((&anomalies[0]["kind"], &anomalies[0]["id"]), (&json!("unknown_tool_call"), &json!("toolu_task")));
+    assert!(anomalies[0]["detail"].as_str().unwrap().contains("toolResponse"), "kept");
+    let rounds = of_type(&lines, "round");
+    assert!(rounds.iter().all(|r| r["session"] == "agent_1"));
+    let titles: Vec<&Value> =
+        rounds.iter().flat_map(|r| r["tool_calls"].as_array().unwrap().iter()).map(|c| &c["title"]).collect();
+    assert_eq!(titles, [&json!("Read /x.ts"), &json!("rg parser"), &json!("Edit x.ts")]);
+    let patch = of_type(&lines, "meta")[0];
+    assert_eq!((&patch["session"], &patch["id"]), (&json!("agent_1"), &json!("toolu_sub_edit")));
+    let child = of_type(&lines, "summary").into_iter().find(|s| s["session"] == "agent_1").unwrap();
+    assert_eq!((&child["rounds"], &child["acp_subagent_state"]), (&json!(4), &json!("completed")));
+    assert_eq!(child["acp_subagent"]["task"], "Find the parser");
 }

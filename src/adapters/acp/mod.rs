@@ -141,6 +141,8 @@ struct SessionState {
     gathering: Option<(&'static str, String)>,
     /// The message id last put in the round's metadata.
     last_message_id: Option<Box<str>>,
+    /// The parent's Task call was told this session's name.
+    linked: bool,
 }
 
 /// What the adapter knows of one tool call of a current run.
@@ -397,6 +399,7 @@ impl AcpAdapter {
         match kind {
             "agent_message_chunk" | "agent_thought_chunk" => {
                 let target = self.route(session, meta.parent_tool_use_id.as_deref(), None);
+                self.link(&target, meta.parent_tool_use_id.as_deref(), calls);
                 self.flush(&target, calls);
                 self.ensure_running(&target, calls);
                 let state = self.sessions.entry(target.clone()).or_default();
@@ -443,6 +446,7 @@ impl AcpAdapter {
                     return report(calls, Some(session), AnomalyKind::UnknownEvent, &detail);
                 };
                 let target = self.route(session, meta.parent_tool_use_id.as_deref(), Some(id));
+                self.link(&target, meta.parent_tool_use_id.as_deref(), calls);
                 self.flush(&target, calls);
                 self.ensure_running(&target, calls);
                 self.tool_call(&target, id, update, meta, kind == "tool_call", calls);
@@ -479,6 +483,24 @@ impl AcpAdapter {
             }
             _ => session.into(),
         }
+    }
+
+    /// Names a subagent's session in the metadata of the parent's call
+    /// that runs it (Claude Code's Task), once, so that a consumer can
+    /// link the two.
+    fn link(&mut self, child: &str, parent_tool: Option<&str>, calls: &mut dyn CallSink) {
+        let Some(parent_tool) = parent_tool else { return };
+        if self.sessions.get(child).map_or(true, |s| s.linked || s.parent.is_none()) {
+            return;
+        }
+        let root = self.root(child);
+        let Some(call) = self.calls.get(&root).and_then(|c| c.get(parent_tool)) else { return };
+        let session = call.session.clone();
+        if let Some(state) = self.sessions.get_mut(child) {
+            state.linked = true;
+        }
+        let meta = one("acp_child_session", child.into());
+        calls.call(Some(&session), Call::ToolMeta { id: parent_tool, meta: &meta });
     }
 
     /// The topmost parent of a session (itself when it has none).
