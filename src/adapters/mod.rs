@@ -92,6 +92,12 @@ pub trait Adapter: Send + fmt::Debug {
     /// is reported through `calls` as an anomaly that keeps it, so nothing
     /// is dropped silently.
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine>;
+
+    /// The stream ended: makes the calls for what the adapter still holds
+    /// (text it was gathering, events waiting for a run to attach to), so
+    /// that nothing it read is lost. Called once, after the last payload and
+    /// before the sessions' open runs are finished.
+    fn end(&mut self, _calls: &mut dyn CallSink) {}
 }
 
 /// Receives the calls an adapter makes, each addressed to a session (`None`

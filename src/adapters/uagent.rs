@@ -22,7 +22,7 @@
 //! assert_eq!(builder.rounds()[0].message, "hello");
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
@@ -40,18 +40,23 @@ use crate::model::{AnomalyKind, FinishReason, ToolCallStatus};
 /// ```
 pub static FORMAT: InputFormat = InputFormat {
     name: "uagent",
-    about: "uagent --stream JSONL (and the uah superset);
+    about: "uagent --stream JSONL and the uah superset
+(session events around runs, text deltas);
 uagent's run statistics are recomputed into
 the summary as uagent_stats",
-    detect: |event: &Map<String, Value>| event.get("type").and_then(Value::as_str).is_some_and(|t| EVENTS.contains(&t)),
+    detect: |event: &Map<String, Value>| {
+        event.get("type").and_then(Value::as_str).is_some_and(|t| EVENTS.contains(&t) || SESSION_EVENTS.contains(&t))
+    },
     adapter: || Box::<UagentAdapter>::default(),
 };
 
 /// The event types of uagent `--stream` JSONL, by which it is detected.
-const EVENTS: [&str; 14] = [
+const EVENTS: [&str; 16] = [
     "run_started",
     "run_finished",
+    "preflight_warning",
     "user_message",
+    "developer_message",
     "control_input",
     "turn_started",
     "model_responded",
@@ -65,51 +70,98 @@ const EVENTS: [&str; 14] = [
     "runner_error",
 ];
 
+/// The session-level events of the `uah` superset, around and between
+/// runs: kept as run metadata (`uah_session_events`), never statistics.
+const SESSION_EVENTS: [&str; 7] =
+    ["session_opened", "session_closed", "instructions_loaded", "input_queued", "input_sent", "input_delivered", "idle"];
+
+/// The events uagent's statistics observe: the span of the run is from the
+/// first of these to the latest.
+const OBSERVED: [&str; 9] = [
+    "turn_started",
+    "model_responded",
+    "tool_called",
+    "tool_started",
+    "tool_finished",
+    "assistant_message",
+    "user_message",
+    "developer_message",
+    "control_input",
+];
+
+/// uagent's token counters, always all present in its statistics.
+const TOKENS: [&str; 5] = ["input", "cached_input", "cache_write_input", "output", "reasoning"];
+
 /// A span of time, in nanoseconds since the epoch.
 type Span = (i128, i128);
 
-/// What uagent's statistics need, gathered over one run.
+/// One tool operation's span: its start, and its end once finished.
+#[derive(Debug, Clone, Copy)]
+struct OpSpan {
+    start: i128,
+    end: Option<i128>,
+}
+
+/// What uagent's statistics need, gathered over one run by uagent's own
+/// algorithm (`core/stats.go`, summarised in tests/fixtures/README.md).
 #[derive(Debug, Default)]
 struct Stats {
+    /// The first observed event, and the latest.
     first: Option<i128>,
     last: Option<i128>,
-    /// Turns: start of the open one, and the finished spans.
+    /// The open turn's start; the finished turns' spans.
     turn_open: Option<i128>,
     model_spans: Vec<Span>,
-    /// Tools: open spans by op id, finished spans.
-    tools_open: HashMap<String, i128>,
-    tool_spans: Vec<Span>,
+    /// Tool operations by op id.
+    ops: HashMap<String, OpSpan>,
     turns: u64,
     user_messages: u64,
     model_responses: u64,
-    tool_calls: u64,
-    failed_tool_calls: u64,
-    tools_by_name: BTreeMap<String, u64>,
-    tokens: BTreeMap<String, u64>,
+    /// Calls in order of first mention, with their names, and the failed.
+    calls: Vec<(String, String)>,
+    call_ids: HashSet<String>,
+    failed_calls: HashSet<String>,
+    tokens: BTreeMap<&'static str, u64>,
     stop_reasons: BTreeMap<String, u64>,
+    failures: Vec<String>,
+    errors: Vec<String>,
+    warnings: Vec<String>,
     final_answer: bool,
 }
 
 impl Stats {
-    fn saw(&mut self, at: Option<i128>) {
+    fn observe(&mut self, at: Option<i128>) {
         if let Some(at) = at {
-            self.first = Some(self.first.map_or(at, |f| f.min(at)));
+            self.first.get_or_insert(at);
             self.last = Some(self.last.map_or(at, |l| l.max(at)));
         }
     }
 
+    /// A call counts once, at the first event that names it.
+    fn track_call(&mut self, id: &str, name: &str) {
+        if self.call_ids.insert(id.to_owned()) {
+            let name = if name.is_empty() { "?" } else { name };
+            self.calls.push((id.to_owned(), name.to_owned()));
+        }
+    }
+
     /// The statistics, with uagent's field names. Unfinished spans end at
-    /// the later of the last event and the run's end; milliseconds are
-    /// truncated only at the end.
+    /// the later of the last observed event and the run's end; milliseconds
+    /// are truncated only at the end.
     fn to_json(&self, end: Option<i128>) -> Value {
-        let close = end.into_iter().chain(self.last).max().unwrap_or(0);
+        let open_end = end.into_iter().chain(self.last).max().unwrap_or(0);
         let mut model = self.model_spans.clone();
-        model.extend(self.turn_open.map(|start| (start, close.max(start))));
-        let mut tools = self.tool_spans.clone();
-        tools.extend(self.tools_open.values().map(|&start| (start, close.max(start))));
+        model.extend(self.turn_open.map(|start| (start, open_end)));
+        let tools: Vec<Span> = self.ops.values().map(|op| (op.start, op.end.unwrap_or(open_end))).collect();
         let max_parallel = peak(&tools);
         let (model, tools) = (merge(model), merge(tools));
-        let ms = |nanos: i128| (nanos / 1_000_000) as u64;
+        let ms = |nanos: i128| (nanos / 1_000_000) as i64;
+        let mut tools_by_name: BTreeMap<&str, u64> = BTreeMap::new();
+        for (_, name) in &self.calls {
+            *tools_by_name.entry(name).or_default() += 1;
+        }
+        let failed = self.calls.iter().filter(|(id, _)| self.failed_calls.contains(id)).count();
+        let tokens: BTreeMap<&str, u64> = TOKENS.iter().map(|&k| (k, self.tokens.get(k).copied().unwrap_or(0))).collect();
         let mut stats = json!({
             "event_span_ms": ms(self.last.zip(self.first).map_or(0, |(l, f)| l - f)),
             "model_ms": ms(length(&model)),
@@ -118,15 +170,20 @@ impl Stats {
             "turns": self.turns,
             "user_messages": self.user_messages,
             "model_responses": self.model_responses,
-            "tool_calls": self.tool_calls,
-            "failed_tool_calls": self.failed_tool_calls,
+            "tool_calls": self.calls.len(),
+            "failed_tool_calls": failed,
             "max_parallel_tools": max_parallel,
-            "tools_by_name": self.tools_by_name,
-            "tokens": self.tokens,
+            "tools_by_name": tools_by_name,
+            "tokens": tokens,
             "final_answer": self.final_answer,
         });
         if !self.stop_reasons.is_empty() {
             stats["stop_reasons"] = json!(self.stop_reasons);
+        }
+        for (key, list) in [("failures", &self.failures), ("errors", &self.errors), ("warnings", &self.warnings)] {
+            if !list.is_empty() {
+                stats[key] = json!(list);
+            }
         }
         stats
     }
@@ -179,7 +236,8 @@ fn peak(spans: &[Span]) -> u64 {
 }
 
 /// Translates uagent `--stream` events into calls. One adapter per stream:
-/// events after `run_started` belong to its `session_id`.
+/// events after `run_started` (or the `uah` superset's `session_opened`)
+/// belong to its `session_id`.
 ///
 /// ```
 /// use roundup::adapters::uagent::UagentAdapter;
@@ -195,6 +253,8 @@ fn peak(spans: &[Span]) -> u64 {
 #[derive(Debug, Default)]
 pub struct UagentAdapter {
     session: Option<String>,
+    /// A run started and has not finished.
+    in_run: bool,
     stats: Stats,
     /// Text already streamed by `text_delta` / `reasoning_delta` that the
     /// next `assistant_message` / `reasoning` repeats.
@@ -203,18 +263,40 @@ pub struct UagentAdapter {
     /// A reasoning line was given in the current round: the next one is
     /// joined with a line break.
     reasoning_in_round: bool,
+    /// The run's user messages, sent as run metadata once, before the run
+    /// ends (one call per message carrying all so far would be quadratic).
     user_messages: Vec<Value>,
+    /// How many of them were sent.
+    user_messages_sent: usize,
+    /// `uah` session events of the current run, and those seen since the
+    /// last run ended, for the next run's metadata.
+    session_events: Vec<Value>,
     other_events: EventCounts,
 }
 
 impl Adapter for UagentAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let event = parse_event(payload)?;
+        if event.get("type").and_then(Value::as_str).is_none() {
+            return Err(BadLine::new("not a uagent event: no string `type`"));
+        }
         if let Some(at_ms) = event.get("at").and_then(Value::as_str).and_then(rfc3339_ms) {
             calls.clock(at_ms);
         }
         self.event(&event, calls);
         Ok(())
+    }
+
+    /// Session events after the last run have no run to belong to: they are
+    /// reported (anomaly `after_finish`, with the events) rather than lost.
+    fn end(&mut self, calls: &mut dyn CallSink) {
+        self.flush_user_messages(calls);
+        if !self.in_run && !self.session_events.is_empty() {
+            let events = Value::Array(std::mem::take(&mut self.session_events));
+            let detail = format!("uagent: session events after the last run: {events}");
+            let session = self.session.clone();
+            calls.call(session.as_deref(), Call::Anomaly { kind: AnomalyKind::AfterFinish, id: None, detail: &detail });
+        }
     }
 }
 
@@ -229,25 +311,45 @@ impl UagentAdapter {
     pub fn event(&mut self, event: &Value, calls: &mut dyn CallSink) {
         let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
         let at = event.get("at").and_then(Value::as_str).and_then(parse_rfc3339);
-        if kind == "run_started" {
-            self.session = event.get("session_id").and_then(Value::as_str).map(str::to_owned);
-            *self = UagentAdapter { session: self.session.take(), ..UagentAdapter::default() };
-            calls.call(self.session.as_deref(), Call::Start);
-            let run = pick(event, &["model", "provider", "effort", "run_id", "workspace"]);
-            let meta = one("uagent_run", Value::Object(run));
-            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
+        if OBSERVED.contains(&kind) {
+            self.stats.observe(at);
         }
-        self.stats.saw(at);
-        let session = self.session.clone();
-        let session = session.as_deref();
+        if kind != "user_message" {
+            self.flush_user_messages(calls);
+        }
         let text = |field: &str| event.get(field).and_then(Value::as_str).unwrap_or_default();
         match kind {
-            "run_started" => {}
+            "run_started" => {
+                let session = event.get("session_id").and_then(Value::as_str).map(str::to_owned).or(self.session.take());
+                let session_events = std::mem::take(&mut self.session_events);
+                *self = UagentAdapter { session, in_run: true, ..UagentAdapter::default() };
+                let session = self.session.as_deref();
+                calls.call(session, Call::Start);
+                let run = pick(event, &["model", "provider", "effort", "run_id", "workspace"]);
+                let mut meta = one("uagent_run", Value::Object(run));
+                if !session_events.is_empty() {
+                    meta.insert("uah_session_events".to_owned(), Value::Array(session_events.clone()));
+                }
+                self.session_events = session_events;
+                calls.call(session, Call::RunMeta { meta: &meta });
+                return;
+            }
+            kind if SESSION_EVENTS.contains(&kind) => return self.session_event(kind, event, calls),
+            _ => {}
+        }
+        let session = self.session.clone();
+        let session = session.as_deref();
+        match kind {
             "user_message" => {
                 self.stats.user_messages += 1;
                 self.user_messages.push(event.get("text").cloned().unwrap_or(Value::Null));
-                let meta = one("uagent_user_messages", Value::Array(self.user_messages.clone()));
+            }
+            "developer_message" => {
+                let meta = one("uagent_developer_message", event.get("text").cloned().unwrap_or(Value::Null));
                 calls.call(session, Call::RunMeta { meta: &meta });
+            }
+            "preflight_warning" => {
+                self.stats.warnings.push(text("message").to_owned());
             }
             "turn_started" => {
                 self.stats.turns += 1;
@@ -256,14 +358,17 @@ impl UagentAdapter {
             "model_responded" => {
                 self.stats.model_responses += 1;
                 if let (Some(start), Some(end)) = (self.stats.turn_open.take(), at) {
-                    self.stats.model_spans.push((start, end.max(start)));
+                    self.stats.model_spans.push((start, end));
                 }
-                if let Some(stop) = event.get("stop").and_then(Value::as_str).filter(|s| *s != "complete") {
+                if let Some(stop) = event.get("stop").and_then(Value::as_str).filter(|s| !s.is_empty() && *s != "complete") {
                     *self.stats.stop_reasons.entry(stop.to_owned()).or_default() += 1;
                 }
+                if let Some(failure) = event.get("failure").and_then(Value::as_str).filter(|f| !f.is_empty()) {
+                    self.stats.failures.push(failure.to_owned());
+                }
                 if let Some(usage) = event.get("usage").and_then(Value::as_object) {
-                    for (name, value) in usage {
-                        *self.stats.tokens.entry(name.clone()).or_default() += value.as_u64().unwrap_or(0);
+                    for name in TOKENS {
+                        *self.stats.tokens.entry(name).or_default() += usage.get(name).and_then(Value::as_u64).unwrap_or(0);
                     }
                     if let Some(input) = usage.get("input").and_then(Value::as_u64) {
                         calls.call(session, Call::TokenUsage { total: input });
@@ -272,8 +377,7 @@ impl UagentAdapter {
             }
             "tool_called" => {
                 let (id, name) = (text("call_id"), text("name"));
-                self.stats.tool_calls += 1;
-                *self.stats.tools_by_name.entry(name.to_owned()).or_default() += 1;
+                self.stats.track_call(id, name);
                 self.reasoning_in_round = false;
                 calls.call(session, Call::ToolCall { id, title: name });
                 if let Some(args) = event.get("arguments") {
@@ -285,22 +389,24 @@ impl UagentAdapter {
                 }
             }
             "tool_started" => {
+                self.stats.track_call(text("call_id"), text("name"));
                 if let (Some(op), Some(at)) = (event.get("op_id").and_then(Value::as_str), at) {
-                    self.stats.tools_open.insert(op.to_owned(), at);
+                    self.stats.ops.entry(op.to_owned()).or_insert(OpSpan { start: at, end: None });
                 }
-                let meta = pick(event, &["op_id", "op_type"]);
+                let meta = pick(event, &["op_id", "op_type", "out_path", "err_path"]);
                 calls.call(session, Call::ToolMeta { id: text("call_id"), meta: &meta });
             }
             "tool_finished" => {
                 let id = text("call_id");
+                self.stats.track_call(id, text("name"));
                 let ok = event.get("ok").and_then(Value::as_bool) == Some(true);
-                if let Some(op) = event.get("op_id").and_then(Value::as_str) {
-                    if let (Some(start), Some(end)) = (self.stats.tools_open.remove(op), at) {
-                        self.stats.tool_spans.push((start, end.max(start)));
-                    }
-                }
                 if !ok {
-                    self.stats.failed_tool_calls += 1;
+                    self.stats.failed_calls.insert(id.to_owned());
+                }
+                if let (Some(op), Some(at)) = (event.get("op_id").and_then(Value::as_str), at) {
+                    if let Some(span) = self.stats.ops.get_mut(op).filter(|span| span.end.is_none()) {
+                        span.end = Some(at);
+                    }
                 }
                 let meta = pick(event, &["label", "op_id", "op_type", "out_path", "err_path", "duration_ms"]);
                 if !meta.is_empty() {
@@ -318,7 +424,7 @@ impl UagentAdapter {
                 calls.call(session, Call::Thought { text: text("text") });
             }
             "assistant_message" => {
-                if event.get("final").and_then(Value::as_bool) == Some(true) {
+                if event.get("final").and_then(Value::as_bool) == Some(true) && !text("text").is_empty() {
                     self.stats.final_answer = true;
                 }
                 let streamed = std::mem::take(&mut self.streamed_text);
@@ -335,6 +441,7 @@ impl UagentAdapter {
                 self.reasoning_in_round = true;
             }
             "runner_error" => {
+                self.stats.errors.push(text("message").to_owned());
                 report(calls, session, AnomalyKind::ProtocolError, &format!("uagent: runner_error: {event}"));
             }
             "run_finished" => {
@@ -347,10 +454,38 @@ impl UagentAdapter {
                     "interrupted" | "timeout" => FinishReason::Canceled,
                     _ => FinishReason::Interrupted,
                 };
+                self.in_run = false;
+                self.session_events.clear();
                 calls.call(session, Call::Finish { reason });
             }
             "control_input" => self.other_events.count("uagent_other_events", kind, session, calls),
             _ => report(calls, session, AnomalyKind::UnknownEvent, &format!("uagent: event type `{kind}`: {event}")),
+        }
+    }
+
+    /// A `uah` session event: in a run, the run's metadata; between runs,
+    /// held for the next run's. A `session_opened` names the session.
+    fn session_event(&mut self, kind: &str, event: &Value, calls: &mut dyn CallSink) {
+        if kind == "session_opened" {
+            if let Some(session) = event.get("session_id").and_then(Value::as_str) {
+                self.session = Some(session.to_owned());
+            }
+        }
+        let mut kept = event.as_object().cloned().unwrap_or_default();
+        kept.remove("v");
+        self.session_events.push(Value::Object(kept));
+        if self.in_run {
+            let meta = one("uah_session_events", Value::Array(self.session_events.clone()));
+            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
+        }
+    }
+
+    /// Sends the run's user messages gathered so far.
+    fn flush_user_messages(&mut self, calls: &mut dyn CallSink) {
+        if self.user_messages.len() > self.user_messages_sent {
+            self.user_messages_sent = self.user_messages.len();
+            let meta = one("uagent_user_messages", Value::Array(self.user_messages.clone()));
+            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
         }
     }
 

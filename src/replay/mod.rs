@@ -185,6 +185,11 @@ impl ReplayObserver for () {}
 const PROGRESS_EVERY: u64 = 16 << 20;
 /// At the end of input, output is written out once it holds this much.
 const FLUSH_AT: usize = 1 << 16;
+
+/// How many leading payloads that no format recognises `--from auto` reads
+/// past before it gives up looking and reads the input as the first
+/// format of the registry.
+const UNDECIDED_AT_MOST: usize = 64;
 /// A partial line grown past this by one huge line is released afterwards.
 const KEEP_LINE_CAPACITY: usize = 1 << 20;
 
@@ -266,8 +271,13 @@ pub fn replay(
 /// gathered.
 #[derive(Debug)]
 struct Replay {
-    /// `None` until the first payload decides it, for a detected format.
+    /// `None` until a payload decides it, for a detected format.
     adapter: Option<Box<dyn Adapter>>,
+    /// Payloads (and their line numbers) read before the format was
+    /// decided, that no format recognises: a leading banner or log line
+    /// does not decide the format of a whole capture. They go through the
+    /// adapter once it is chosen, so each is still reported.
+    undecided: Vec<(Vec<u8>, u64)>,
     sessions: Sessions,
     /// The payload of an SSE event not yet complete, and its first line.
     event: Vec<u8>,
@@ -287,6 +297,7 @@ impl Replay {
         };
         Ok(Replay {
             adapter: options.from.map(InputFormat::adapter),
+            undecided: Vec::new(),
             sessions: Sessions::new(options.to.encoder(), options.framing, eviction),
             event: Vec::new(),
             event_line: 0,
@@ -333,16 +344,33 @@ impl Replay {
     /// one becomes a `bad_line` anomaly of its session.
     fn payload(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
         self.stats.payloads += 1;
-        let stats = &mut self.stats;
-        let adapter = self.adapter.get_or_insert_with(|| {
-            let format = InputFormat::detect(payload);
-            stats.format = Some(format);
-            format.adapter()
-        });
+        if self.adapter.is_none() {
+            match InputFormat::recognise(payload) {
+                Some(format) => self.decide(format, observer),
+                None if self.undecided.len() < UNDECIDED_AT_MOST => {
+                    return self.undecided.push((payload.to_vec(), number));
+                }
+                None => self.decide(InputFormat::detect(payload), observer),
+            }
+        }
+        self.translate(payload, number, observer);
+    }
+
+    /// Chooses the input format, and reads the payloads that waited for it.
+    fn decide(&mut self, format: &'static InputFormat, observer: &mut dyn ReplayObserver) {
+        self.stats.format = Some(format);
+        self.adapter = Some(format.adapter());
+        for (payload, number) in std::mem::take(&mut self.undecided) {
+            self.translate(&payload, number, observer);
+        }
+    }
+
+    fn translate(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
+        let Some(adapter) = self.adapter.as_mut() else { return };
         let Err(error) = adapter.translate(payload, &mut self.sessions) else {
             return;
         };
-        if self.stats.bad_lines == 0 {
+        if self.stats.bad_lines_look_like.is_none() {
             self.stats.bad_lines_look_like = InputFormat::recognise(payload);
         }
         self.stats.bad_lines += 1;
@@ -360,6 +388,12 @@ impl Replay {
     /// it grows (a million sessions' final rounds are never held at once).
     fn end(&mut self, observer: &mut dyn ReplayObserver, output: &mut impl Write) -> Result<(), ReplayError> {
         self.end_event(observer);
+        if self.adapter.is_none() && !self.undecided.is_empty() {
+            self.decide(InputFormat::detect(b""), observer);
+        }
+        if let Some(adapter) = self.adapter.as_mut() {
+            adapter.end(&mut self.sessions);
+        }
         self.stats.sessions = self.sessions.count();
         while self.sessions.finish_first() {
             if self.sessions.pending_output() > FLUSH_AT {

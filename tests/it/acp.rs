@@ -737,3 +737,45 @@ fn air_subagent_task_legacy() {
     assert_eq!((&child["rounds"], &child["acp_subagent_state"]), (&json!(4), &json!("completed")));
     assert_eq!(child["acp_subagent"]["task"], "Find the parser");
 }
+
+/// Issue 9, case 10: `--from auto` decides from the first event that some
+/// format recognises, so a leading banner line does not turn an ACP
+/// capture into bad lines; and when nearly every line is bad in the format
+/// asked for, the command line says which format the input looks like.
+#[test]
+fn detection_reads_past_a_leading_line_and_names_the_format_it_looks_like() {
+    let dir = std::env::temp_dir().join(format!("roundup-acp-detect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let capture = fixture("bash-foreground.jsonl");
+    let mut with_banner = b"Starting claude-agent-acp v0.5...\n".to_vec();
+    with_banner.extend_from_slice(&capture);
+    let (plain, banner) = (dir.join("plain.jsonl"), dir.join("banner.jsonl"));
+    std::fs::write(&plain, &capture).unwrap();
+    std::fs::write(&banner, &with_banner).unwrap();
+    let run =
+        |args: &[&str], file: &Path| Command::new(env!("CARGO_BIN_EXE_roundup")).args(args).arg(file).output().unwrap();
+    let records = |out: &std::process::Output| -> Vec<Value> {
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let (expected, got) = (run(&["replay"], &plain), run(&["replay"], &banner));
+    assert!(got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    let (expected, got) = (records(&expected), records(&got));
+    assert_eq!(of_type(&got, "round"), of_type(&expected, "round"));
+    let bad = of_type(&got, "anomaly");
+    assert_eq!(bad.len(), 1);
+    assert!(bad[0]["detail"].as_str().unwrap().starts_with("line 1: "), "{bad:?}");
+
+    let wrong = run(&["replay", "--from", "uagent"], &banner);
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(stderr.contains("no line of the input could be read as uagent; it looks like acp: try --from acp"), "{stderr}");
+    assert_eq!(wrong.status.code(), Some(1));
+    // Nearly every line bad (one uagent line among 17) is worth a hint too.
+    let mixed = dir.join("mixed.jsonl");
+    with_banner.extend_from_slice(b"{\"type\":\"text_delta\",\"text\":\"hi\",\"v\":1}\n");
+    std::fs::write(&mixed, &with_banner).unwrap();
+    let wrong = run(&["replay", "--from", "uagent"], &mixed);
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(stderr.contains("roundup: 16 of 17 lines of the input could not be read as uagent; it looks like acp"), "{stderr}");
+    assert_eq!(wrong.status.code(), Some(0), "some lines were read");
+    std::fs::remove_dir_all(&dir).ok();
+}

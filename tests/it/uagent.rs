@@ -117,3 +117,118 @@ fn a_timed_out_run_cancels_its_tools_and_errors_are_kept() {
     assert_eq!(stats["model_ms"], 500);
     assert_eq!(stats["tools_by_name"], json!({"Bash": 1, "Read": 1}));
 }
+
+/// Issue 9, case 8: uagent's statistics by uagent's algorithm (as the
+/// fixtures README gives it), on a stream built to tell the rules apart:
+/// `event_span_ms` spans only observed events (not `run_started`,
+/// `run_finished`, deltas or `runner_error`); a call counts at the first
+/// event that names it (`?` without a name); a second start or finish of an
+/// operation changes nothing; a failed finish fails its call for good;
+/// unfinished spans end at the later of the last observed event and the
+/// run's end; a final message without text is no final answer; errors,
+/// warnings and failures are listed. Every figure was worked out by hand.
+#[test]
+fn statistics_follow_uagents_rules() {
+    let e = |ms: u64, event: Value| {
+        let mut event = event;
+        event["at"] = at(ms).into();
+        event["v"] = 1.into();
+        event
+    };
+    let input = events(&[
+        e(0, json!({"type": "run_started", "session_id": "s"})),
+        e(1, json!({"type": "preflight_warning", "code": "disk", "message": "low disk"})),
+        e(100, json!({"type": "user_message", "text": "go"})),
+        e(200, json!({"type": "turn_started", "turn": 1})),
+        e(250, json!({"type": "text_delta", "text": "x"})),
+        e(1200, json!({"type": "model_responded", "stop": "max_tokens", "usage": {"input": 10, "output": 5}})),
+        e(1200, json!({"type": "tool_called", "call_id": "c1", "name": "Bash"})),
+        e(1300, json!({"type": "tool_started", "call_id": "c2", "name": "", "op_id": "o2"})),
+        e(1300, json!({"type": "tool_started", "call_id": "c1", "op_id": "o1"})),
+        e(1350, json!({"type": "tool_started", "call_id": "c1", "op_id": "o1"})),
+        e(2300, json!({"type": "tool_finished", "call_id": "c1", "op_id": "o1", "ok": false})),
+        e(2400, json!({"type": "tool_finished", "call_id": "c1", "op_id": "o1", "ok": true})),
+        e(2500, json!({"type": "turn_started", "turn": 2})),
+        e(3000, json!({"type": "model_responded", "failure": "overloaded", "usage": {"input": 1}})),
+        e(3100, json!({"type": "runner_error", "message": "boom"})),
+        e(3200, json!({"type": "assistant_message", "text": "", "final": true})),
+        e(3300, json!({"type": "turn_started", "turn": 3})),
+        e(5000, json!({"type": "run_finished", "summary": {"status": "error"}})),
+    ]);
+    let lines = replay(&input, "records");
+    let stats = &of_type(&lines, "summary")[0]["uagent_stats"];
+    assert_eq!(
+        *stats,
+        json!({
+            "event_span_ms": 3200,
+            "model_ms": 3200,
+            "tool_busy_ms": 3700,
+            "tool_model_overlap_ms": 2200,
+            "turns": 3,
+            "user_messages": 1,
+            "model_responses": 2,
+            "tool_calls": 2,
+            "failed_tool_calls": 1,
+            "max_parallel_tools": 2,
+            "tools_by_name": {"Bash": 1, "?": 1},
+            "tokens": {"input": 11, "cached_input": 0, "cache_write_input": 0, "output": 5, "reasoning": 0},
+            "stop_reasons": {"max_tokens": 1},
+            "failures": ["overloaded"],
+            "errors": ["boom"],
+            "warnings": ["low disk"],
+            "final_answer": false
+        })
+    );
+}
+
+/// Issue 9, case 8: the `uah` superset. A stream that starts with a session
+/// event is detected as uagent; session events before a run go into that
+/// run's metadata, those inside a run too, and those after the last run are
+/// reported (nothing is lost); one session holds several runs.
+#[test]
+fn the_uah_superset_holds_sessions_of_several_runs() {
+    let e = |event: Value| {
+        let mut event = event;
+        event["v"] = 1.into();
+        event
+    };
+    let input = events(&[
+        e(json!({"type": "session_opened", "session_id": "s"})),
+        e(json!({"type": "instructions_loaded", "path": "AGENTS.md"})),
+        e(json!({"type": "input_queued", "id": "i1"})),
+        e(json!({"type": "run_started", "run_id": "r1"})),
+        e(json!({"type": "input_delivered", "id": "i1"})),
+        e(json!({"type": "text_delta", "text": "one"})),
+        e(json!({"type": "run_finished", "summary": {"status": "ok"}})),
+        e(json!({"type": "idle"})),
+        e(json!({"type": "run_started", "run_id": "r2"})),
+        e(json!({"type": "text_delta", "text": "two"})),
+        e(json!({"type": "run_finished", "summary": {"status": "ok"}})),
+        e(json!({"type": "idle"})),
+    ]);
+    let dir = std::env::temp_dir().join(format!("roundup-uah-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("uah.jsonl");
+    std::fs::write(&file, &input).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_roundup")).arg("replay").arg(&file).output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rounds: Vec<(&Value, &Value, &Value)> =
+        of_type(&lines, "round").iter().map(|r| (&r["session"], &r["run"], &r["message"])).collect();
+    assert_eq!(rounds, [(&json!("s"), &json!(0), &json!("one")), (&json!("s"), &json!(1), &json!("two"))]);
+    let summaries = of_type(&lines, "summary");
+    let types = |s: &Value| -> Vec<Value> {
+        s["uah_session_events"].as_array().map(|a| a.iter().map(|e| e["type"].clone()).collect()).unwrap_or_default()
+    };
+    assert_eq!(
+        types(summaries[0]),
+        [json!("session_opened"), json!("instructions_loaded"), json!("input_queued"), json!("input_delivered")]
+    );
+    assert_eq!(types(summaries[1]), [json!("idle")]);
+    let anomalies = of_type(&lines, "anomaly");
+    assert_eq!(anomalies.len(), 1);
+    assert_eq!(anomalies[0]["kind"], "after_finish");
+    assert!(anomalies[0]["detail"].as_str().unwrap().contains("\"idle\""));
+}

@@ -199,8 +199,26 @@ fn reason_of_state(state: &str) -> FinishReason {
 impl Adapter for AcpAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let message: Message<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        let is_acp = message.jsonrpc.is_some()
+            || message.method.is_some()
+            || (message.id.is_some() && (message.result.is_some() || message.error.is_some()))
+            || (message.session_id.is_some() && message.update.is_some());
+        if !is_acp {
+            return Err(BadLine::new("not an ACP message: neither JSON-RPC nor a SessionNotification"));
+        }
         self.dispatch(message, payload, calls);
         Ok(())
+    }
+
+    /// Sends the text still being gathered (a prompt's chunks in a capture
+    /// that ends before its response).
+    fn end(&mut self, calls: &mut dyn CallSink) {
+        let mut gathering: Vec<Box<str>> =
+            self.sessions.iter().filter(|(_, s)| s.gathering.is_some()).map(|(name, _)| name.clone()).collect();
+        gathering.sort();
+        for session in gathering {
+            self.flush(&session, calls);
+        }
     }
 }
 

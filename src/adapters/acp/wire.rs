@@ -16,6 +16,8 @@ use serde_json::Value;
 #[derive(Debug, Deserialize)]
 pub(super) struct Message<'a> {
     #[serde(borrow, default)]
+    pub jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
     pub method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub id: Option<&'a RawValue>,

@@ -300,25 +300,31 @@ fn run_replay(args: ReplayArgs) -> Result<Ended, ReplayError> {
         return Ok(Ended::Signal(status));
     }
     let all_bad = stats.payloads > 0 && stats.bad_lines == stats.payloads;
-    if all_bad {
-        eprintln!("roundup: {}", all_bad_hint(&stats, args.options.from));
+    if let Some(hint) = bad_input_hint(&stats, args.options.from) {
+        eprintln!("roundup: {hint}");
     }
     Ok(Ended::Done { all_bad })
 }
 
-/// What to say when no payload of the input could be read: the format it
-/// looks like, when it looks like one.
-fn all_bad_hint(stats: &ReplayStats, from: Option<&'static InputFormat>) -> String {
+/// What to say when no payload, or nearly none (nine in ten bad), could be
+/// read: the format the bad ones look like, when they look like one.
+fn bad_input_hint(stats: &ReplayStats, from: Option<&'static InputFormat>) -> Option<String> {
+    let (bad, payloads) = (stats.bad_lines, stats.payloads);
+    if payloads == 0 || bad.saturating_mul(10) < payloads.saturating_mul(9) {
+        return None;
+    }
     let read_as = stats.format.or(from).map_or("any format", InputFormat::name);
-    match stats.bad_lines_look_like {
+    let how_many = if bad == payloads { "no line".to_owned() } else { format!("{bad} of {payloads} lines") };
+    let could = if bad == payloads { "could be read" } else { "could not be read" };
+    Some(match stats.bad_lines_look_like {
         Some(format) if Some(format) != stats.format => {
-            format!("no line of the input could be read as {read_as}; it looks like {0}: try --from {0}", format.name())
+            format!("{how_many} of the input {could} as {read_as}; it looks like {0}: try --from {0}", format.name())
         }
         _ => {
             let known: Vec<&str> = adapters::REGISTRY.iter().map(|f| f.name()).collect();
-            format!("no line of the input could be read as {read_as} (formats: {})", known.join(", "))
+            format!("{how_many} of the input {could} as {read_as} (formats: {})", known.join(", "))
         }
-    }
+    })
 }
 
 /// An error and its sources, as one line: `cannot read the input: a.jsonl:
