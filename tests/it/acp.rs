@@ -767,7 +767,10 @@ fn detection_reads_past_a_leading_line_and_names_the_format_it_looks_like() {
 
     let wrong = run(&["replay", "--from", "uagent"], &banner);
     let stderr = String::from_utf8_lossy(&wrong.stderr);
-    assert!(stderr.contains("no line of the input could be read as uagent; it looks like acp: try --from acp"), "{stderr}");
+    assert!(
+        stderr.contains("no line of the input could be read as uagent; it looks like acp: try --from acp"),
+        "{stderr}"
+    );
     assert_eq!(wrong.status.code(), Some(1));
     // Nearly every line bad (one uagent line among 17) is worth a hint too.
     let mixed = dir.join("mixed.jsonl");
@@ -775,7 +778,10 @@ fn detection_reads_past_a_leading_line_and_names_the_format_it_looks_like() {
     std::fs::write(&mixed, &with_banner).unwrap();
     let wrong = run(&["replay", "--from", "uagent"], &mixed);
     let stderr = String::from_utf8_lossy(&wrong.stderr);
-    assert!(stderr.contains("roundup: 16 of 17 lines of the input could not be read as uagent; it looks like acp"), "{stderr}");
+    assert!(
+        stderr.contains("roundup: 16 of 17 lines of the input could not be read as uagent; it looks like acp"),
+        "{stderr}"
+    );
     assert_eq!(wrong.status.code(), Some(0), "some lines were read");
     std::fs::remove_dir_all(&dir).ok();
 }
