@@ -9,6 +9,7 @@
 pub mod capture;
 pub mod generate;
 pub mod invariants;
+pub mod load;
 pub mod reference;
 pub mod vectors;
 
