@@ -40,8 +40,9 @@ use sessions::Sessions;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReplayOptions {
-    /// The input format; `None` decides it from the first event
-    /// ([`InputFormat::detect`]).
+    /// The input format; `None` decides it from the first event that some
+    /// format recognises ([`InputFormat::recognise`]), holding up to 64
+    /// leading events that none does.
     pub from: Option<&'static InputFormat>,
     /// The output format.
     pub to: &'static OutputFormat,

@@ -87,7 +87,7 @@ EXAMPLES:
 ",
         usage = usage(),
         from = choices(
-            std::iter::once(("auto", "decided from the first event"))
+            std::iter::once(("auto", "decided from the first event some format recognises"))
                 .chain(adapters::REGISTRY.iter().map(|format| (format.name(), format.about())))
         ),
         default_emit = OutputFormat::default_format().name(),
