@@ -19,7 +19,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::support::{at_path, json_text, one, output_text, parse_event, report, rfc3339_ms, EventCounts};
+use super::support::{
+    at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts,
+};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -127,16 +129,25 @@ impl DeepworkAdapter {
 
     fn event(&mut self, event: &Value, transcript_session: Option<&str>, calls: &mut dyn CallSink) {
         // Multi-source attribution keys the session.
-        let session = event.get("source").and_then(Value::as_str).or(transcript_session);
+        let source = event.get("source").map(|source| id_text(Some(source))).filter(|s| !s.is_empty());
+        let session = source.as_deref().or(transcript_session);
         let kind = event.get("kind").and_then(Value::as_str).unwrap_or_default();
         let text = |field: &str| event.get(field).and_then(Value::as_str).unwrap_or_default();
         let tool = |field: &str| at_path(event, &["tool", field]);
+        let id = id_text(tool("id"));
+        let id = id.as_ref();
         match kind {
-            "text" => calls.call(session, Call::Message { text: text("content") }),
-            "thinking" => calls.call(session, Call::Thought { text: text("content") }),
+            "text" | "thinking" => match text_field(event, "content") {
+                Ok(text) if kind == "text" => calls.call(session, Call::Message { text }),
+                Ok(text) => calls.call(session, Call::Thought { text }),
+                Err(_) => {
+                    let detail = format!("deepwork: {kind} whose content is not a string: {event}");
+                    report(calls, session, AnomalyKind::UnknownContent, &detail)
+                }
+            },
             "tool_start" => {
-                let id = tool("id").and_then(Value::as_str).unwrap_or_default();
-                let name = tool("name").and_then(Value::as_str).unwrap_or_default();
+                let name = id_text(tool("name"));
+                let name = name.as_ref();
                 // A repeated tool_start for the same id is an update: the
                 // declaration upserts, the input replaces.
                 calls.call(session, Call::ToolCall { id, title: name });
@@ -146,7 +157,6 @@ impl DeepworkAdapter {
                 tool_meta(event, session, id, calls);
             }
             "tool_result" => {
-                let id = tool("id").and_then(Value::as_str).unwrap_or_default();
                 tool_meta(event, session, id, calls);
                 let failed = tool("is_error").and_then(Value::as_bool) == Some(true);
                 let output = output_text(tool("output"));
@@ -174,14 +184,20 @@ impl DeepworkAdapter {
             }
             "error" => report(calls, session, AnomalyKind::ProtocolError, &format!("deepwork: error: {event}")),
             // roundup's own deepwork output sends live tool output this way.
-            "status" if text("status") == "tool_output" && tool("id").is_some_and(Value::is_string) => {
-                let id = tool("id").and_then(Value::as_str).unwrap_or_default();
+            "status" if text("status") == "tool_output" && !id.is_empty() => {
                 let replace = event.get("replace").and_then(Value::as_bool) == Some(true);
-                calls.call(session, Call::ToolOutput { id, content: text("content"), replace });
+                let content = output_text(event.get("content"));
+                calls.call(session, Call::ToolOutput { id, content: &content, replace });
             }
             "status" => {
                 let statuses = self.statuses.entry(session.map(str::to_owned)).or_default();
                 statuses.count("deepwork_statuses", text("status"), session, calls);
+                // The latest status whole, with its meta: what a view of the
+                // run would show now.
+                let mut latest = event.as_object().cloned().unwrap_or_default();
+                latest.remove("kind");
+                let meta = one("deepwork_status", Value::Object(latest));
+                calls.call(session, Call::RunMeta { meta: &meta });
             }
             "raw" => report(calls, session, AnomalyKind::UnknownEvent, &format!("deepwork: raw event: {event}")),
             other => {

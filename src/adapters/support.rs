@@ -49,6 +49,28 @@ pub(crate) fn json_text(value: &Value) -> Cow<'_, str> {
     }
 }
 
+/// An identifier as text: a string as it is, a number or a boolean as its
+/// JSON text (a tool id sent as a number is still that call's id), nothing,
+/// `null` or a structure as none (empty).
+pub(crate) fn id_text(value: Option<&Value>) -> Cow<'_, str> {
+    match value {
+        Some(Value::String(text)) => Cow::Borrowed(text),
+        Some(value @ (Value::Number(_) | Value::Bool(_))) => Cow::Owned(value.to_string()),
+        _ => Cow::Borrowed(""),
+    }
+}
+
+/// A text field of an event: its string, or empty when absent or `null`;
+/// `Err` with the value when it is something else (rich content an adapter
+/// cannot read as text), for the caller to report rather than drop.
+pub(crate) fn text_field<'v>(event: &'v Value, field: &str) -> Result<&'v str, &'v Value> {
+    match event.get(field) {
+        Some(Value::String(text)) => Ok(text),
+        None | Some(Value::Null) => Ok(""),
+        Some(other) => Err(other),
+    }
+}
+
 /// Tool output as text: like [`json_text`], but `null` or nothing is no
 /// output at all.
 pub(crate) fn output_text(value: Option<&Value>) -> Cow<'_, str> {

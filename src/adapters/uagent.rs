@@ -26,11 +26,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
-use super::support::{one, parse_event, parse_rfc3339, pick, report, rfc3339_ms, json_text, EventCounts};
+use super::support::{id_text, output_text, text_field, one, parse_event, parse_rfc3339, pick, report, rfc3339_ms, json_text};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
-use crate::model::{AnomalyKind, FinishReason, ToolCallStatus};
+use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The registry row of uagent `--stream` JSONL.
 ///
@@ -263,15 +263,14 @@ pub struct UagentAdapter {
     /// A reasoning line was given in the current round: the next one is
     /// joined with a line break.
     reasoning_in_round: bool,
-    /// The run's user messages, sent as run metadata once, before the run
-    /// ends (one call per message carrying all so far would be quadratic).
+    /// The run's user messages and control inputs, sent as run metadata
+    /// once, when the run ends (one call per message carrying all so far
+    /// would be quadratic).
     user_messages: Vec<Value>,
-    /// How many of them were sent.
-    user_messages_sent: usize,
+    control_inputs: Vec<Value>,
     /// `uah` session events of the current run, and those seen since the
     /// last run ended, for the next run's metadata.
     session_events: Vec<Value>,
-    other_events: EventCounts,
 }
 
 impl Adapter for UagentAdapter {
@@ -290,7 +289,7 @@ impl Adapter for UagentAdapter {
     /// Session events after the last run have no run to belong to: they are
     /// reported (anomaly `after_finish`, with the events) rather than lost.
     fn end(&mut self, calls: &mut dyn CallSink) {
-        self.flush_user_messages(calls);
+        self.flush_run_lists(calls);
         if !self.in_run && !self.session_events.is_empty() {
             let events = Value::Array(std::mem::take(&mut self.session_events));
             let detail = format!("uagent: session events after the last run: {events}");
@@ -314,12 +313,24 @@ impl UagentAdapter {
         if OBSERVED.contains(&kind) {
             self.stats.observe(at);
         }
-        if kind != "user_message" {
-            self.flush_user_messages(calls);
-        }
         let text = |field: &str| event.get(field).and_then(Value::as_str).unwrap_or_default();
+        let id = id_text(event.get("call_id"));
+        let name = id_text(event.get("name"));
+        let (id, name) = (id.as_ref(), name.as_ref());
+        // The text of a message or reasoning event; rich content that is
+        // not a string is reported with the event, not dropped.
+        let content = match kind {
+            "text_delta" | "reasoning_delta" | "assistant_message" => text_field(event, "text"),
+            "reasoning" => text_field(event, if event.get("text").is_some() { "text" } else { "summary" }),
+            _ => Ok(""),
+        };
+        let Ok(content) = content else {
+            let detail = format!("uagent: {kind} whose text is not a string: {event}");
+            return report(calls, self.session.clone().as_deref(), AnomalyKind::UnknownContent, &detail);
+        };
         match kind {
             "run_started" => {
+                self.flush_run_lists(calls);
                 let session = event.get("session_id").and_then(Value::as_str).map(str::to_owned).or(self.session.take());
                 let session_events = std::mem::take(&mut self.session_events);
                 *self = UagentAdapter { session, in_run: true, ..UagentAdapter::default() };
@@ -376,7 +387,6 @@ impl UagentAdapter {
                 }
             }
             "tool_called" => {
-                let (id, name) = (text("call_id"), text("name"));
                 self.stats.track_call(id, name);
                 self.reasoning_in_round = false;
                 calls.call(session, Call::ToolCall { id, title: name });
@@ -389,16 +399,15 @@ impl UagentAdapter {
                 }
             }
             "tool_started" => {
-                self.stats.track_call(text("call_id"), text("name"));
+                self.stats.track_call(id, name);
                 if let (Some(op), Some(at)) = (event.get("op_id").and_then(Value::as_str), at) {
                     self.stats.ops.entry(op.to_owned()).or_insert(OpSpan { start: at, end: None });
                 }
                 let meta = pick(event, &["op_id", "op_type", "out_path", "err_path"]);
-                calls.call(session, Call::ToolMeta { id: text("call_id"), meta: &meta });
+                calls.call(session, Call::ToolMeta { id, meta: &meta });
             }
             "tool_finished" => {
-                let id = text("call_id");
-                self.stats.track_call(id, text("name"));
+                self.stats.track_call(id, name);
                 let ok = event.get("ok").and_then(Value::as_bool) == Some(true);
                 if !ok {
                     self.stats.failed_calls.insert(id.to_owned());
@@ -413,26 +422,26 @@ impl UagentAdapter {
                     calls.call(session, Call::ToolMeta { id, meta: &meta });
                 }
                 let status = if ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
-                calls.call(session, Call::ToolUpdate { id, content: text("detail"), status });
+                let detail = output_text(event.get("detail"));
+                calls.call(session, Call::ToolUpdate { id, content: &detail, status });
             }
             "text_delta" => {
-                self.streamed_text.push_str(text("text"));
-                calls.call(session, Call::Message { text: text("text") });
+                self.streamed_text.push_str(content);
+                calls.call(session, Call::Message { text: content });
             }
             "reasoning_delta" => {
-                self.streamed_reasoning.push_str(text("text"));
-                calls.call(session, Call::Thought { text: text("text") });
+                self.streamed_reasoning.push_str(content);
+                calls.call(session, Call::Thought { text: content });
             }
             "assistant_message" => {
-                if event.get("final").and_then(Value::as_bool) == Some(true) && !text("text").is_empty() {
+                if event.get("final").and_then(Value::as_bool) == Some(true) && !content.is_empty() {
                     self.stats.final_answer = true;
                 }
                 let streamed = std::mem::take(&mut self.streamed_text);
-                self.unstreamed(session, text("text"), &streamed, false, calls);
+                self.unstreamed(session, content, &streamed, false, calls);
             }
             "reasoning" => {
-                let line =
-                    event.get("text").or_else(|| event.get("summary")).and_then(Value::as_str).unwrap_or_default();
+                let line = content;
                 let streamed = std::mem::take(&mut self.streamed_reasoning);
                 if streamed.is_empty() && self.reasoning_in_round && !line.is_empty() {
                     calls.call(session, Call::Thought { text: "\n" });
@@ -456,9 +465,15 @@ impl UagentAdapter {
                 };
                 self.in_run = false;
                 self.session_events.clear();
+                self.flush_run_lists(calls);
                 calls.call(session, Call::Finish { reason });
             }
-            "control_input" => self.other_events.count("uagent_other_events", kind, session, calls),
+            "control_input" => {
+                let mut input = event.as_object().cloned().unwrap_or_default();
+                input.remove("type");
+                input.remove("v");
+                self.control_inputs.push(Value::Object(input));
+            }
             _ => report(calls, session, AnomalyKind::UnknownEvent, &format!("uagent: event type `{kind}`: {event}")),
         }
     }
@@ -480,11 +495,15 @@ impl UagentAdapter {
         }
     }
 
-    /// Sends the run's user messages gathered so far.
-    fn flush_user_messages(&mut self, calls: &mut dyn CallSink) {
-        if self.user_messages.len() > self.user_messages_sent {
-            self.user_messages_sent = self.user_messages.len();
-            let meta = one("uagent_user_messages", Value::Array(self.user_messages.clone()));
+    /// Sends the run's user messages and control inputs, once.
+    fn flush_run_lists(&mut self, calls: &mut dyn CallSink) {
+        let mut meta = Meta::new();
+        for (key, list) in [("uagent_user_messages", &mut self.user_messages), ("uagent_control_inputs", &mut self.control_inputs)] {
+            if !list.is_empty() {
+                meta.insert(key.to_owned(), Value::Array(std::mem::take(list)));
+            }
+        }
+        if !meta.is_empty() {
             calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
         }
     }

@@ -629,15 +629,16 @@ fn arguments_keep_the_agents_json_text() {
 }
 
 /// A prompt sent as many chunks costs one run-metadata call, not one per
-/// chunk carrying all the text so far (which was quadratic).
+/// chunk carrying all the text so far (which was quadratic), even when
+/// other events come between the chunks.
 #[test]
 fn a_prompt_in_many_chunks_is_gathered_once() {
     use roundup::adapters::Adapter;
     let mut acp = roundup::adapters::acp::AcpAdapter::new();
-    let mut run_meta = Vec::new();
+    let run_meta = std::cell::RefCell::new(Vec::new());
     let mut sink = |_: Option<&str>, call: roundup::Call<'_>| {
         if let roundup::Call::RunMeta { meta } = call {
-            run_meta.push(meta.clone());
+            run_meta.borrow_mut().push(meta.clone());
         }
     };
     for _ in 0..1000 {
@@ -648,8 +649,19 @@ fn a_prompt_in_many_chunks_is_gathered_once() {
         acp.translate(line.as_bytes(), &mut sink).unwrap();
     }
     acp.translate(text_chunk("s", "answer").as_bytes(), &mut sink).unwrap();
+    for _ in 0..1000 {
+        let line = notification(
+            "s",
+            json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "ab"}}),
+        );
+        acp.translate(line.as_bytes(), &mut sink).unwrap();
+        acp.translate(text_chunk("s", "interleaved").as_bytes(), &mut sink).unwrap();
+    }
+    assert!(run_meta.borrow().is_empty(), "held until the run ends");
+    acp.end(&mut sink);
+    let run_meta = run_meta.into_inner();
     assert_eq!(run_meta.len(), 1);
-    assert_eq!(run_meta[0]["acp_user_message"].as_str().unwrap().len(), 2000);
+    assert_eq!(run_meta[0]["acp_user_message"].as_str().unwrap().len(), 4000);
 }
 
 /// Background tasks: the spawn and its states are the tool call's

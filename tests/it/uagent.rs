@@ -39,7 +39,10 @@ fn the_fixture_gives_its_rounds() {
     let summary = of_type(&lines, "summary")[0];
     assert_eq!(summary["last_token_usage"], 601, "model_responded.usage.input, a gauge");
     assert_eq!(summary["uagent_user_messages"][0], "Run `ls` and `cat a.txt`, then reply with the file contents.");
-    assert_eq!(summary["uagent_other_events"], json!({"control_input": 2}));
+    let inputs = summary["uagent_control_inputs"].as_array().unwrap();
+    let modes: Vec<&Value> = inputs.iter().map(|i| &i["mode"]).collect();
+    assert_eq!(modes, [&json!("settings"), &json!("when_idle")], "kept whole, not counted");
+    assert_eq!(inputs[0]["effort"], "low");
 }
 
 #[test]

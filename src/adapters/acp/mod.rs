@@ -136,9 +136,10 @@ struct SessionState {
     loading: bool,
     /// The current run saw agent content (for `session/load` run cuts).
     agent_content: bool,
-    /// Text gathered for one run-metadata key, sent whole when the
-    /// gathering ends, so that n chunks cost n and not n².
-    gathering: Option<(&'static str, String)>,
+    /// Text gathered for run-metadata keys (the prompt, a compaction
+    /// summary), sent whole when the run ends (or the compaction does), so
+    /// that n chunks cost n and not n².
+    gathering: Vec<(&'static str, String)>,
     /// The message id last put in the round's metadata.
     last_message_id: Option<Box<str>>,
     /// The parent's Task call was told this session's name.
@@ -198,6 +199,9 @@ fn reason_of_state(state: &str) -> FinishReason {
 
 impl Adapter for AcpAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        if payload.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            return self.batch(payload, calls);
+        }
         let message: Message<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
         let is_acp = message.jsonrpc.is_some()
             || message.method.is_some()
@@ -214,7 +218,7 @@ impl Adapter for AcpAdapter {
     /// that ends before its response).
     fn end(&mut self, calls: &mut dyn CallSink) {
         let mut gathering: Vec<Box<str>> =
-            self.sessions.iter().filter(|(_, s)| s.gathering.is_some()).map(|(name, _)| name.clone()).collect();
+            self.sessions.iter().filter(|(_, s)| !s.gathering.is_empty()).map(|(name, _)| name.clone()).collect();
         gathering.sort();
         for session in gathering {
             self.flush(&session, calls);
@@ -226,6 +230,19 @@ impl AcpAdapter {
     /// An adapter with no state.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A JSON-RPC batch: each member is translated in turn; a member that
+    /// cannot be is reported with its text, and the others still are.
+    fn batch(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        let members: Vec<&RawValue> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        for member in members {
+            if let Err(error) = self.translate(member.get().as_bytes(), calls) {
+                let detail = format!("acp: batch member: {error}: {}", member.get());
+                report(calls, None, AnomalyKind::UnknownEvent, &detail);
+            }
+        }
+        Ok(())
     }
 
     /// Translates one message already parsed as a `serde_json::Value`: a
@@ -312,6 +329,11 @@ impl AcpAdapter {
             }
         }
         let Some(params) = params else { return };
+        let needs_session = matches!(method, "session/update" | "session/prompt" | "session/load" | "session/request_permission");
+        if needs_session && params.session_id.is_none() {
+            let detail = format!("acp: {method} without a sessionId: {}", String::from_utf8_lossy(payload));
+            return report(calls, None, AnomalyKind::UnknownEvent, &detail);
+        }
         match (method, params.session_id.as_deref()) {
             ("session/update", Some(session)) => {
                 if let Some(update) = &params.update {
@@ -349,11 +371,13 @@ impl AcpAdapter {
             (true, false) => true,
             (false, true) => false,
             (false, false) => {
-                if let Some(stop_reason) = result_value.as_ref().and_then(|r| r.get("stopReason")) {
-                    let detail = format!("acp: a prompt response (stopReason {stop_reason}) to no request seen, id {id}");
-                    report(calls, None, AnomalyKind::UnknownEvent, &detail);
-                }
-                return;
+                let body = match (result, error) {
+                    (Some(result), _) => format!("result {}", result.get()),
+                    (None, Some(error)) => format!("error {}", error.get()),
+                    (None, None) => String::new(),
+                };
+                let detail = format!("acp: a response to no request seen, id {id}: {body}");
+                return report(calls, None, AnomalyKind::UnknownEvent, &detail);
             }
             (true, true) => {
                 let has = |key: &str| result_value.as_ref().is_some_and(|r| r.get(key).is_some());
@@ -418,7 +442,6 @@ impl AcpAdapter {
             "agent_message_chunk" | "agent_thought_chunk" => {
                 let target = self.route(session, meta.parent_tool_use_id.as_deref(), None);
                 self.link(&target, meta.parent_tool_use_id.as_deref(), calls);
-                self.flush(&target, calls);
                 self.ensure_running(&target, calls);
                 let state = self.sessions.entry(target.clone()).or_default();
                 state.agent_content = true;
@@ -450,7 +473,7 @@ impl AcpAdapter {
                     self.begin_run(&target, true, calls);
                 }
                 match update.content.and_then(ContentBlock::text) {
-                    Some(text) => self.gather(&target, "acp_user_message", &text, calls),
+                    Some(text) => self.gather(&target, "acp_user_message", &text),
                     None => {
                         let content = update.content.map_or("null", RawValue::get);
                         let detail = format!("acp: {kind} with non-text content: {content}");
@@ -465,7 +488,6 @@ impl AcpAdapter {
                 };
                 let target = self.route(session, meta.parent_tool_use_id.as_deref(), Some(id));
                 self.link(&target, meta.parent_tool_use_id.as_deref(), calls);
-                self.flush(&target, calls);
                 self.ensure_running(&target, calls);
                 self.tool_call(&target, id, update, meta, kind == "tool_call", calls);
             }
@@ -636,19 +658,30 @@ impl AcpAdapter {
 
     /// Appends text to a run-metadata key, sent whole by
     /// [`flush`](Self::flush).
-    fn gather(&mut self, session: &str, key: &'static str, text: &str, calls: &mut dyn CallSink) {
-        let state = self.sessions.entry(session.into()).or_default();
-        if state.gathering.as_ref().is_some_and(|(k, _)| *k != key) {
-            self.flush(session, calls);
+    fn gather(&mut self, session: &str, key: &'static str, text: &str) {
+        let gathering = &mut self.sessions.entry(session.into()).or_default().gathering;
+        match gathering.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, gathered)) => gathered.push_str(text),
+            None => gathering.push((key, text.to_owned())),
         }
-        let state = self.sessions.entry(session.into()).or_default();
-        state.gathering.get_or_insert_with(|| (key, String::new())).1.push_str(text);
     }
 
     /// Sends gathered text as run metadata: before anything else of the
     /// session, and before its run ends.
     fn flush(&mut self, session: &str, calls: &mut dyn CallSink) {
-        if let Some((key, text)) = self.sessions.get_mut(session).and_then(|s| s.gathering.take()) {
+        let gathered = self.sessions.get_mut(session).map(|s| std::mem::take(&mut s.gathering)).unwrap_or_default();
+        if !gathered.is_empty() {
+            let meta: Meta = gathered.into_iter().map(|(key, text)| (key.to_owned(), Value::String(text))).collect();
+            calls.call(Some(session), Call::RunMeta { meta: &meta });
+        }
+    }
+
+    /// Sends the text gathered under one key now (a finished compaction's
+    /// summary).
+    fn flush_key(&mut self, session: &str, key: &str, calls: &mut dyn CallSink) {
+        let Some(state) = self.sessions.get_mut(session) else { return };
+        if let Some(at) = state.gathering.iter().position(|(k, _)| *k == key) {
+            let (key, text) = state.gathering.remove(at);
             calls.call(Some(session), Call::RunMeta { meta: &one(key, text.into()) });
         }
     }
@@ -662,11 +695,10 @@ impl AcpAdapter {
         let mut others = Vec::new();
         for block in blocks {
             match ContentBlock::text(block) {
-                Some(text) => self.gather(session, "acp_user_message", &text, calls),
+                Some(text) => self.gather(session, "acp_user_message", &text),
                 None => others.push(wire::value(block)),
             }
         }
-        self.flush(session, calls);
         if !others.is_empty() {
             let meta = one("acp_prompt_attachments", Value::Array(others));
             calls.call(Some(session), Call::RunMeta { meta: &meta });
@@ -683,7 +715,6 @@ impl AcpAdapter {
         };
         let meta = UpdateMeta::read(tool_call.meta);
         let target = self.route(session, meta.parent_tool_use_id.as_deref(), Some(id));
-        self.flush(&target, calls);
         self.ensure_running(&target, calls);
         let mut asked = Meta::new();
         if let Some(options) = options {
@@ -903,8 +934,8 @@ impl AcpAdapter {
         let run_meta = |calls: &mut dyn CallSink, session: &str, key: &str, value: Value| {
             calls.call(Some(session), Call::RunMeta { meta: &one(key, value) });
         };
-        if kind != "compaction_summary_chunk" {
-            self.flush(session, calls);
+        if kind == "compaction_update" {
+            self.flush_key(session, "acp_compaction_summary", calls);
         }
         match kind {
             "usage_update" => {
@@ -929,7 +960,7 @@ impl AcpAdapter {
             "compaction_update" => run_meta(calls, session, "acp_compaction", Value::Object(rest)),
             "compaction_summary_chunk" => {
                 match update.get("content").and_then(|c| c.get("text")).and_then(Value::as_str) {
-                    Some(text) => self.gather(session, "acp_compaction_summary", text, calls),
+                    Some(text) => self.gather(session, "acp_compaction_summary", text),
                     None => {
                         let detail = format!("acp: {kind} with non-text content: {update}");
                         report(calls, Some(session), AnomalyKind::UnknownContent, &detail);

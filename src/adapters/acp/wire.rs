@@ -27,7 +27,7 @@ pub(super) struct Message<'a> {
     pub result: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub error: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "sessionId")]
+    #[serde(borrow, default, rename = "sessionId", deserialize_with = "scalar_text")]
     pub session_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub update: Option<Update<'a>>,
@@ -37,7 +37,7 @@ pub(super) struct Message<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Params<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub session_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub update: Option<Update<'a>>,
@@ -60,7 +60,7 @@ pub(super) struct Params<'a> {
 pub(super) struct Update<'a> {
     #[serde(borrow, default)]
     pub session_update: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub tool_call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub title: Option<Cow<'a, str>>,
@@ -78,7 +78,7 @@ pub(super) struct Update<'a> {
     pub locations: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "_meta")]
     pub meta: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub message_id: Option<Cow<'a, str>>,
 }
 
@@ -203,4 +203,45 @@ pub(super) fn text(raw: &RawValue) -> Cow<'_, str> {
         }
     }
     Cow::Borrowed(json)
+}
+
+/// An identifier as text: a string as it is, a number or a boolean as its
+/// JSON text (an agent that numbers its tool calls is still understood),
+/// `null` as none. Objects and arrays are not identifiers: an error.
+fn scalar_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Scalar;
+    impl<'de> serde::de::Visitor<'de> for Scalar {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string or a number")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(serde_json::Value::from(v).to_string())))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(Scalar)
 }
