@@ -1,11 +1,14 @@
 //! What the adapter fuzz targets check: a protocol adapter on arbitrary
 //! bytes, through the whole replay, never panics, every output line is
-//! JSON, every tool call has exactly one result, UI events are well formed.
+//! JSON, every tool call has exactly one result, UI events are well formed;
+//! and, reading the same bytes as a script of native events
+//! (`roundup_testkit::native`), nothing the events carry is lost.
 //! Included by path by `acp.rs`, `uagent.rs` and `deepwork.rs`.
 
 use roundup::encoders::Framing;
 use roundup_testkit::capture::{options, replay_lines};
 use roundup_testkit::invariants;
+use roundup_testkit::native::{check_conservation, native_stream};
 
 pub fn check(input: &[u8], from: &str) {
     let (lines, _) = replay_lines(input, &options(from, "records"));
@@ -14,4 +17,9 @@ pub fn check(input: &[u8], from: &str) {
     invariants::check_ui_per_session(&events).unwrap();
     let (deepwork, _) = replay_lines(input, &options(from, "deepwork").framing(Framing::Sse));
     assert!(deepwork.iter().all(|e| e["meta"]["seq"].is_u64()));
+
+    let stream = native_stream(from, &input[..input.len().min(120)]);
+    let (lines, _) = replay_lines(&stream.input(), &options(from, "records"));
+    check_conservation(&stream, &lines).unwrap();
+    invariants::check_rounds(&lines).unwrap();
 }

@@ -267,6 +267,7 @@ pub struct UagentAdapter {
     /// once, when the run ends (one call per message carrying all so far
     /// would be quadratic).
     user_messages: Vec<Value>,
+    developer_messages: Vec<Value>,
     control_inputs: Vec<Value>,
     /// `uah` session events of the current run, and those seen since the
     /// last run ended, for the next run's metadata.
@@ -290,6 +291,14 @@ impl Adapter for UagentAdapter {
     /// reported (anomaly `after_finish`, with the events) rather than lost.
     fn end(&mut self, calls: &mut dyn CallSink) {
         self.flush_run_lists(calls);
+        if self.in_run {
+            // A run cut short: its statistics as far as it went.
+            let meta = one("uagent_stats", self.stats.to_json(None));
+            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
+        } else if !self.stats.warnings.is_empty() {
+            let warnings = std::mem::take(&mut self.stats.warnings);
+            self.session_events.push(json!({"type": "preflight_warning", "messages": warnings}));
+        }
         if !self.in_run && !self.session_events.is_empty() {
             let events = Value::Array(std::mem::take(&mut self.session_events));
             let detail = format!("uagent: session events after the last run: {events}");
@@ -331,9 +340,18 @@ impl UagentAdapter {
         match kind {
             "run_started" => {
                 self.flush_run_lists(calls);
+                if self.in_run {
+                    // The last run never finished: its statistics as far as
+                    // it went, before the machine interrupts it.
+                    let meta = one("uagent_stats", self.stats.to_json(None));
+                    calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
+                }
                 let session = event.get("session_id").and_then(Value::as_str).map(str::to_owned).or(self.session.take());
                 let session_events = std::mem::take(&mut self.session_events);
+                // Warnings of the preflight, before the run, are the run's.
+                let warnings = if self.in_run { Vec::new() } else { std::mem::take(&mut self.stats.warnings) };
                 *self = UagentAdapter { session, in_run: true, ..UagentAdapter::default() };
+                self.stats.warnings = warnings;
                 let session = self.session.as_deref();
                 calls.call(session, Call::Start);
                 let run = pick(event, &["model", "provider", "effort", "run_id", "workspace"]);
@@ -356,8 +374,7 @@ impl UagentAdapter {
                 self.user_messages.push(event.get("text").cloned().unwrap_or(Value::Null));
             }
             "developer_message" => {
-                let meta = one("uagent_developer_message", event.get("text").cloned().unwrap_or(Value::Null));
-                calls.call(session, Call::RunMeta { meta: &meta });
+                self.developer_messages.push(event.get("text").cloned().unwrap_or(Value::Null));
             }
             "preflight_warning" => {
                 self.stats.warnings.push(text("message").to_owned());
@@ -463,6 +480,12 @@ impl UagentAdapter {
                     "interrupted" | "timeout" => FinishReason::Canceled,
                     _ => FinishReason::Interrupted,
                 };
+                if !self.in_run && !self.session_events.is_empty() {
+                    // A run that never said it started: the session events
+                    // held for it are its own.
+                    let events = Value::Array(std::mem::take(&mut self.session_events));
+                    calls.call(session, Call::RunMeta { meta: &one("uah_session_events", events) });
+                }
                 self.in_run = false;
                 self.session_events.clear();
                 self.flush_run_lists(calls);
@@ -498,7 +521,11 @@ impl UagentAdapter {
     /// Sends the run's user messages and control inputs, once.
     fn flush_run_lists(&mut self, calls: &mut dyn CallSink) {
         let mut meta = Meta::new();
-        for (key, list) in [("uagent_user_messages", &mut self.user_messages), ("uagent_control_inputs", &mut self.control_inputs)] {
+        for (key, list) in [
+            ("uagent_user_messages", &mut self.user_messages),
+            ("uagent_developer_messages", &mut self.developer_messages),
+            ("uagent_control_inputs", &mut self.control_inputs),
+        ] {
             if !list.is_empty() {
                 meta.insert(key.to_owned(), Value::Array(std::mem::take(list)));
             }

@@ -685,9 +685,11 @@ fn air_compaction_update() {
     let lines = clean("air-compaction-update.jsonl");
     assert!(of_type(&lines, "round").is_empty());
     let summary = of_type(&lines, "summary")[0];
-    assert_eq!(summary["acp_compaction_summary"], "The summary.");
-    assert_eq!(summary["acp_compaction"]["status"], "completed");
-    assert_eq!(summary["acp_compaction"]["_meta"]["jetbrains"]["air"]["contextCompaction"]["preTokens"], 1000);
+    let compaction = &summary["acp_compactions"][0];
+    assert_eq!(compaction["summary"], "The summary.");
+    assert_eq!(compaction["status"], "completed", "the latest update");
+    assert_eq!(compaction["_meta"]["jetbrains"]["air"]["contextCompaction"]["preTokens"], 1000);
+    assert_eq!(summary["acp_compactions"].as_array().unwrap().len(), 1);
     assert_eq!(summary["last_token_usage"], 100);
 }
 

@@ -5,6 +5,7 @@
 mod acp;
 mod builder;
 mod conformance;
+mod conservation;
 mod deepwork;
 mod example;
 mod hostile;

@@ -10,6 +10,7 @@ pub mod capture;
 pub mod generate;
 pub mod invariants;
 pub mod load;
+pub mod native;
 pub mod reference;
 pub mod vectors;
 

@@ -136,10 +136,12 @@ struct SessionState {
     loading: bool,
     /// The current run saw agent content (for `session/load` run cuts).
     agent_content: bool,
-    /// Text gathered for run-metadata keys (the prompt, a compaction
-    /// summary), sent whole when the run ends (or the compaction does), so
-    /// that n chunks cost n and not n².
+    /// Text gathered for run-metadata keys (the prompt), sent whole when
+    /// the run ends, so that n chunks cost n and not n².
     gathering: Vec<(&'static str, String)>,
+    /// The run's context compactions, each its latest update with its
+    /// summary text whole, sent when the run ends.
+    compactions: Vec<Map<String, Value>>,
     /// The message id last put in the round's metadata.
     last_message_id: Option<Box<str>>,
     /// The parent's Task call was told this session's name.
@@ -218,7 +220,7 @@ impl Adapter for AcpAdapter {
     /// that ends before its response).
     fn end(&mut self, calls: &mut dyn CallSink) {
         let mut gathering: Vec<Box<str>> =
-            self.sessions.iter().filter(|(_, s)| !s.gathering.is_empty()).map(|(name, _)| name.clone()).collect();
+            self.sessions.iter().filter(|(_, s)| !s.gathering.is_empty() || !s.compactions.is_empty()).map(|(name, _)| name.clone()).collect();
         gathering.sort();
         for session in gathering {
             self.flush(&session, calls);
@@ -669,21 +671,29 @@ impl AcpAdapter {
     /// Sends gathered text as run metadata: before anything else of the
     /// session, and before its run ends.
     fn flush(&mut self, session: &str, calls: &mut dyn CallSink) {
-        let gathered = self.sessions.get_mut(session).map(|s| std::mem::take(&mut s.gathering)).unwrap_or_default();
-        if !gathered.is_empty() {
-            let meta: Meta = gathered.into_iter().map(|(key, text)| (key.to_owned(), Value::String(text))).collect();
+        let Some(state) = self.sessions.get_mut(session) else { return };
+        let mut meta: Meta =
+            state.gathering.drain(..).map(|(key, text)| (key.to_owned(), Value::String(text))).collect();
+        if !state.compactions.is_empty() {
+            let compactions = state.compactions.drain(..).map(Value::Object).collect();
+            meta.insert("acp_compactions".into(), Value::Array(compactions));
+        }
+        if !meta.is_empty() {
             calls.call(Some(session), Call::RunMeta { meta: &meta });
         }
     }
 
-    /// Sends the text gathered under one key now (a finished compaction's
-    /// summary).
-    fn flush_key(&mut self, session: &str, key: &str, calls: &mut dyn CallSink) {
-        let Some(state) = self.sessions.get_mut(session) else { return };
-        if let Some(at) = state.gathering.iter().position(|(k, _)| *k == key) {
-            let (key, text) = state.gathering.remove(at);
-            calls.call(Some(session), Call::RunMeta { meta: &one(key, text.into()) });
-        }
+    /// The entry of compaction `id` in the session's run.
+    fn compaction(&mut self, session: &str, id: &Value) -> &mut Map<String, Value> {
+        let compactions = &mut self.sessions.entry(session.into()).or_default().compactions;
+        let at = match compactions.iter().position(|c| c.get("compactionId") == Some(id)) {
+            Some(at) => at,
+            None => {
+                compactions.push(Map::from_iter([("compactionId".to_owned(), id.clone())]));
+                compactions.len() - 1
+            }
+        };
+        &mut compactions[at]
     }
 
     /// The prompt's text (its text blocks, joined) and its other blocks.
@@ -785,22 +795,34 @@ impl AcpAdapter {
             if !title.is_empty() {
                 meta.insert("title".into(), title.into());
             }
+            let status = terminal_status(update.status.as_deref());
+            // A second terminal carries its output in the duplicate the
+            // machine reports: its content, else its rawOutput.
+            let mut duplicate = String::new();
+            if status.is_some() {
+                duplicate = update.content.and_then(render).map(|r| r.text).unwrap_or_default();
+                if let Some(raw_output) = update.raw_output.filter(|_| duplicate.is_empty()) {
+                    duplicate = wire::text(raw_output).into_owned();
+                    meta.remove("rawOutput");
+                }
+            }
             for (field, raw) in [("rawInput", update.raw_input), ("content", update.content)] {
-                if let Some(raw) = raw {
+                if let Some(raw) = raw.filter(|_| field != "content" || duplicate.is_empty()) {
                     meta.insert(field.into(), wire::value(raw));
                 }
             }
-            for (field, data) in [("terminal_output_delta", &update_meta.terminal_delta), ("terminal_output", &update_meta.terminal_whole)] {
+            // Terminal output after the result has no call to go to: the
+            // machine reports it with the output (SPEC rule 13), each piece.
+            for (data, replace) in [(&update_meta.terminal_whole, true), (&update_meta.terminal_delta, false)] {
                 if let Some(data) = data {
-                    meta.insert(field.into(), serde_json::json!({ "data": data }));
+                    calls.call(Some(session), Call::ToolOutput { id, content: data, replace });
                 }
             }
             if !meta.is_empty() {
                 calls.call(Some(session), Call::ToolMeta { id, meta: &meta });
             }
-            if let Some(status) = terminal_status(update.status.as_deref()) {
-                let content = update.content.and_then(render).map(|r| r.text).unwrap_or_default();
-                calls.call(Some(session), Call::ToolUpdate { id, content: &content, status });
+            if let Some(status) = status {
+                calls.call(Some(session), Call::ToolUpdate { id, content: &duplicate, status });
             }
             return;
         }
@@ -934,9 +956,6 @@ impl AcpAdapter {
         let run_meta = |calls: &mut dyn CallSink, session: &str, key: &str, value: Value| {
             calls.call(Some(session), Call::RunMeta { meta: &one(key, value) });
         };
-        if kind == "compaction_update" {
-            self.flush_key(session, "acp_compaction_summary", calls);
-        }
         match kind {
             "usage_update" => {
                 if let Some(used) = update.get("used").and_then(Value::as_u64) {
@@ -957,10 +976,19 @@ impl AcpAdapter {
             "current_mode_update" => run_meta(calls, session, "acp_mode", field("currentModeId")),
             "config_option_update" => run_meta(calls, session, "acp_config_options", field("configOptions")),
             "session_info_update" => run_meta(calls, session, "acp_session_info", Value::Object(rest)),
-            "compaction_update" => run_meta(calls, session, "acp_compaction", Value::Object(rest)),
+            "compaction_update" => {
+                let id = update.get("compactionId").cloned().unwrap_or(Value::Null);
+                self.compaction(session, &id).extend(rest);
+            }
             "compaction_summary_chunk" => {
                 match update.get("content").and_then(|c| c.get("text")).and_then(Value::as_str) {
-                    Some(text) => self.gather(session, "acp_compaction_summary", text),
+                    Some(text) => {
+                        let id = update.get("compactionId").cloned().unwrap_or(Value::Null);
+                        let summary = self.compaction(session, &id).entry("summary").or_insert_with(|| "".into());
+                        if let Value::String(summary) = summary {
+                            summary.push_str(text);
+                        }
+                    }
                     None => {
                         let detail = format!("acp: {kind} with non-text content: {update}");
                         report(calls, Some(session), AnomalyKind::UnknownContent, &detail);
