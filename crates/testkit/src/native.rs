@@ -189,7 +189,7 @@ fn acp(b: &mut Builder, kind: u8, session: &str, target: u8, at: usize) {
         }
         8 => {
             let m = b.marker();
-            let stop = if target % 3 == 0 { "cancelled" } else { "end_turn" };
+            let stop = if target.is_multiple_of(3) { "cancelled" } else { "end_turn" };
             b.push(json!({"jsonrpc": "2.0", "id": target % 4, "result": {"stopReason": stop, "_meta": {"note": m}}}));
         }
         9 => {
@@ -289,7 +289,7 @@ fn uagent(b: &mut Builder, kind: u8, session: &str, target: u8) {
         }
         4 => {
             let m = b.marker();
-            b.push(event("assistant_message", json!({"text": m, "final": target % 2 == 0})));
+            b.push(event("assistant_message", json!({"text": m, "final": target.is_multiple_of(2)})));
         }
         5 => {
             let m = b.marker();
@@ -305,7 +305,7 @@ fn uagent(b: &mut Builder, kind: u8, session: &str, target: u8) {
         }
         7 => {
             let (id, m) = (b.pick(target), b.marker());
-            b.push(event("tool_finished", json!({"call_id": id, "ok": target % 2 == 0, "detail": m})));
+            b.push(event("tool_finished", json!({"call_id": id, "ok": target.is_multiple_of(2), "detail": m})));
         }
         8 => {
             let m = b.marker();
@@ -371,7 +371,10 @@ fn deepwork(b: &mut Builder, kind: u8, session: &str, target: u8) {
         3 => {
             let id = b.pick(target);
             let m = b.result(&id);
-            b.push(event("tool_result", json!({"tool": {"id": id, "output": m, "is_error": target % 2 == 0}})));
+            b.push(event(
+                "tool_result",
+                json!({"tool": {"id": id, "output": m, "is_error": target.is_multiple_of(2)}}),
+            ));
         }
         4 => {
             let id = b.pick(target);
