@@ -45,3 +45,115 @@ fn a_lost_marker_is_caught() {
     let without_thought: Vec<serde_json::Value> = lines.into_iter().filter(|l| l["type"] != "round").collect();
     assert!(check_conservation(&stream, &without_thought).unwrap_err().contains("zq0k was lost"));
 }
+
+use roundup_testkit::capture::of_type;
+use serde_json::{json, Value};
+
+fn records(format: &str, lines: &[Value]) -> Vec<Value> {
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    replay_lines(input.as_bytes(), &options(format, "records")).0
+}
+
+fn anomaly_details(lines: &[Value]) -> Vec<(String, String)> {
+    of_type(lines, "anomaly")
+        .iter()
+        .map(|a| (a["kind"].as_str().unwrap().to_owned(), a["detail"].as_str().unwrap_or_default().to_owned()))
+        .collect()
+}
+
+/// Issue 14's reproductions: well-formed input that was dropped without a
+/// trace is now translated, or reported with its payload.
+#[test]
+fn acp_session_requests_without_a_string_session_id() {
+    let update = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "kept"}});
+    let lines = records(
+        "acp",
+        &[
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"update": update}}),
+            json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": 42, "update": update}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"prompt": [{"type": "text", "text": "lost?"}]}}),
+        ],
+    );
+    let anomalies = anomaly_details(&lines);
+    assert_eq!(anomalies.len(), 2, "{anomalies:?}");
+    assert!(anomalies[0].0 == "unknown_event" && anomalies[0].1.contains("session/update without a sessionId"));
+    assert!(anomalies[0].1.contains("kept"), "the payload is in the anomaly");
+    assert!(anomalies[1].1.contains("session/prompt without a sessionId") && anomalies[1].1.contains("lost?"));
+    let round = of_type(&lines, "round")[0];
+    assert_eq!((&round["session"], &round["message"]), (&json!("42"), &json!("kept")), "a numeric id is its text");
+}
+
+#[test]
+fn numeric_tool_ids_are_their_text_in_every_adapter() {
+    let acp = records(
+        "acp",
+        &[
+            json!({"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": 5, "title": "t", "status": "completed", "rawOutput": "out"}}),
+        ],
+    );
+    let uagent = records(
+        "uagent",
+        &[
+            json!({"type": "tool_called", "call_id": 5, "name": "t", "arguments": "{}", "v": 1}),
+            json!({"type": "tool_finished", "call_id": 5, "ok": true, "detail": "out", "v": 1}),
+        ],
+    );
+    let deepwork = records(
+        "deepwork",
+        &[
+            json!({"kind": "tool_start", "tool": {"id": 5, "name": "t", "input": {}}}),
+            json!({"kind": "tool_result", "tool": {"id": 5, "output": "out"}}),
+        ],
+    );
+    for (format, lines) in [("acp", acp), ("uagent", uagent), ("deepwork", deepwork)] {
+        let call = &of_type(&lines, "round")[0]["tool_calls"][0];
+        assert_eq!((&call["id"], &call["result"]["content"]), (&json!("5"), &json!("out")), "{format}");
+        assert!(of_type(&lines, "anomaly").is_empty(), "{format}: {lines:?}");
+    }
+}
+
+#[test]
+fn rich_text_content_is_reported_with_it() {
+    let deepwork = records("deepwork", &[json!({"kind": "text", "content": {"rich": "deep"}})]);
+    let uagent = records("uagent", &[json!({"type": "text_delta", "text": {"rich": "deep"}, "v": 1})]);
+    for (format, lines) in [("deepwork", deepwork), ("uagent", uagent)] {
+        let anomalies = anomaly_details(&lines);
+        assert_eq!(anomalies.len(), 1, "{format}");
+        assert!(anomalies[0].0 == "unknown_content" && anomalies[0].1.contains("\"rich\":\"deep\""), "{format}");
+    }
+}
+
+#[test]
+fn acp_responses_to_no_request_and_batches() {
+    let chunk = |text: &str| {
+        json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+            "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}})
+    };
+    let lines = records(
+        "acp",
+        &[
+            json!({"jsonrpc": "2.0", "id": 77, "result": {"stopReason": "end_turn"}}),
+            json!([chunk("one "), chunk("two"), {"jsonrpc": "2.0", "id": 78, "error": {"code": 1, "message": "orphan"}}]),
+        ],
+    );
+    assert_eq!(of_type(&lines, "round")[0]["message"], "one two", "a batch's members are translated");
+    let anomalies = anomaly_details(&lines);
+    assert_eq!(anomalies.len(), 2);
+    assert!(anomalies[0].1.contains("a response to no request seen, id 77") && anomalies[0].1.contains("end_turn"));
+    assert!(anomalies[1].1.contains("id 78") && anomalies[1].1.contains("orphan"));
+}
+
+/// Arguments nested deeper than serde_json's recursion limit (128) are
+/// still the call's arguments, as raw text: the line is not refused.
+#[test]
+fn acp_arguments_deeper_than_the_recursion_limit_are_kept() {
+    let deep = format!("{}{}", "[".repeat(1_000), "]".repeat(1_000));
+    let line = format!(
+        r#"{{"sessionId":"s","update":{{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","rawInput":{deep},"status":"completed","rawOutput":"ok"}}}}"#
+    );
+    let (lines, stats) = replay_lines(line.as_bytes(), &options("acp", "records"));
+    assert_eq!(stats.bad_lines, 0);
+    let call = &of_type(&lines, "round")[0]["tool_calls"][0];
+    assert_eq!(call["arguments"], deep);
+    assert_eq!(call["result"]["status"], "completed", "not an undeclared_terminal");
+}
