@@ -215,6 +215,51 @@ fn main() {
         roundup::replay(input.as_bytes(), io::sink(), &common::ops(), &mut ()).unwrap();
     });
 
+    // The three paths a red-team run found quadratic (issue 14).
+    let replay_as = |from: &str, to: &str, input: &str| {
+        let options = roundup::ReplayOptions::new()
+            .from(roundup::adapters::InputFormat::named(from).unwrap())
+            .to(roundup::encoders::OutputFormat::named(to).unwrap());
+        roundup::replay(input.as_bytes(), io::sink(), &options, &mut ()).unwrap();
+    };
+    let acp_prompt = |chunks: usize| {
+        let mut input = String::from(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/load\",\"params\":{\"sessionId\":\"s\"}}\n",
+        );
+        for _ in 0..chunks {
+            input.push_str("{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":\"s\",\"update\":{\"sessionUpdate\":\"user_message_chunk\",\"content\":{\"type\":\"text\",\"text\":\"a prompt sent in pieces \"}}}}\n");
+        }
+        input
+    };
+    let (small, large) = (acp_prompt(10_000), acp_prompt(20_000));
+    ratio("ACP prompt as user_message_chunks", "10k", "20k", |big| {
+        replay_as("acp", "records", if big { &large } else { &small })
+    });
+    let uagent_messages = |messages: usize| {
+        let mut input = String::from("{\"type\":\"run_started\",\"session_id\":\"s\",\"v\":1}\n");
+        for _ in 0..messages {
+            input.push_str("{\"type\":\"user_message\",\"text\":\"one more thing\",\"v\":1}\n");
+            input.push_str("{\"type\":\"turn_started\",\"v\":1}\n");
+        }
+        input
+    };
+    let (small, large) = (uagent_messages(10_000), uagent_messages(20_000));
+    ratio("uagent user_messages between turns", "10k", "20k", |big| {
+        replay_as("uagent", "records", if big { &large } else { &small })
+    });
+    let streamed_arguments = |deltas: usize| {
+        let mut input = String::from("{\"op\":\"tool_call\",\"id\":\"t\",\"title\":\"write\"}\n");
+        for _ in 0..deltas {
+            input.push_str("{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"0123456789abcdefghij\",\"status\":\"in_progress\"}\n");
+        }
+        input.push_str("{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"ok\",\"status\":\"completed\"}\n");
+        input
+    };
+    let (small, large) = (streamed_arguments(25_000), streamed_arguments(50_000));
+    ratio("--emit deepwork, arguments in 20-byte deltas", "0.5 MB", "1 MB", |big| {
+        replay_as("ops", "deepwork", if big { &large } else { &small })
+    });
+
     println!("\nthreads: independent builders (median of {RUNS} paired runs)");
     const CALLS: usize = 1_000_000;
     let feed = || {

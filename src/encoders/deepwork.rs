@@ -2,8 +2,14 @@
 //! each stamped with `meta.seq` (counted per session) and `meta.ts`, and
 //! with `source` naming the session.
 //!
-//! A deepwork `tool_start` carries the whole input, so every argument delta
-//! re-sends the input shown so far. Live tool output, which deepwork has no
+//! A deepwork `tool_start` carries the whole input, and a repeated one for
+//! the same id updates it. Re-sending the input at every argument delta
+//! would make the output quadratic in the arguments, so streamed arguments
+//! are coalesced: a `tool_start` goes out at the declaration, whenever the
+//! arguments have doubled since the last one sent, at every snapshot, and
+//! before the call's result with the final input. The output stays a valid
+//! deepwork stream, at most twice the arguments' size plus one event per
+//! doubling. Live tool output, which deepwork has no
 //! event for, goes out as a `status` event (`"status": "tool_output"`, with
 //! `tool`, `content` and `replace`); a run's end as `done` with its reason.
 //!
@@ -78,88 +84,130 @@ impl Encoder for DeepworkEncoder {
                 events
             }
         };
-        let Some(mut event) = events.event(event, at_ms) else {
-            return;
-        };
-        if let Some(session) = session {
-            event["source"] = session.into();
+        let mut batch = Vec::new();
+        events.events(event, at_ms, &mut batch);
+        for mut event in batch {
+            if let Some(session) = session {
+                event["source"] = session.into();
+            }
+            out.frame(|buf| wire::write_json(buf, &event));
         }
-        out.frame(|buf| wire::write_json(buf, &event));
     }
 }
 
-/// One session's deepwork numbering, and per tool call its name and the
-/// arguments shown so far.
+/// One session's deepwork numbering, and its current run's tool calls.
 #[derive(Debug, Default)]
 struct SessionEvents {
     seq: u64,
-    /// Per tool call: its name and the arguments shown so far, since a
-    /// deepwork `tool_start` carries the whole input.
-    tools: HashMap<String, (String, String)>,
+    /// The run's tool calls, forgotten at the run's end.
+    tools: HashMap<String, Tool>,
+}
+
+/// What a tool call's next `tool_start` needs.
+#[derive(Debug, Default)]
+struct Tool {
+    name: String,
+    /// The arguments so far (released at the call's end).
+    args: String,
+    /// How much of them the last `tool_start` showed.
+    sent: usize,
 }
 
 impl SessionEvents {
-    /// The deepwork Event for a UI event at clock reading `ts_ms`; `None`
-    /// for UI events deepwork has no Event for (starts and ends of text,
-    /// round ends).
-    fn event(&mut self, event: &UiEvent<'_>, ts_ms: u64) -> Option<Value> {
-        let mut out = match *event {
+    /// The deepwork Events for a UI event at clock reading `ts_ms`, into
+    /// `out`: none for UI events deepwork has no Event for (starts and ends
+    /// of text, round ends) and for held-back argument deltas; two for a
+    /// result whose final input was held back.
+    fn events(&mut self, event: &UiEvent<'_>, ts_ms: u64, out: &mut Vec<Value>) {
+        let event = match *event {
             UiEvent::MessageDelta { text } => json!({"kind": "text", "content": text}),
             UiEvent::ThoughtDelta { text } => json!({"kind": "thinking", "content": text}),
             UiEvent::ToolCallStart { id, title } => {
-                self.tools.insert(id.to_owned(), (title.to_owned(), String::new()));
+                self.tools.insert(id.to_owned(), Tool { name: title.to_owned(), ..Tool::default() });
                 self.tool_start(id)
             }
             UiEvent::ToolCallTitle { id, title } => {
-                self.tools.entry(id.to_owned()).or_default().0 = title.to_owned();
+                self.tools.entry(id.to_owned()).or_default().name = title.to_owned();
                 self.tool_start(id)
             }
             UiEvent::ToolCallArgs { id, args, replace } => {
-                let shown = &mut self.tools.entry(id.to_owned()).or_default().1;
+                let tool = self.tools.entry(id.to_owned()).or_default();
                 if replace {
-                    shown.clear();
+                    tool.args.clear();
+                    tool.sent = 0;
                 }
-                shown.push_str(args);
+                tool.args.push_str(args);
+                // A snapshot is sent as it is (its size is the input's); an
+                // append only once the arguments have doubled.
+                if !replace && tool.args.len() < 2 * tool.sent.max(64) {
+                    return;
+                }
                 self.tool_start(id)
             }
             UiEvent::ToolCallResult { id, content, success }
             | UiEvent::ToolCallStitched { id, content, success, .. } => {
-                let name = self.tools.get(id).map(|t| t.0.clone()).unwrap_or_default();
-                json!({"kind": "tool_result", "tool": {"id": id, "name": name, "output": content, "is_error": !success}})
+                self.final_input(id, ts_ms, out);
+                json!({"kind": "tool_result", "tool": {"id": id, "name": self.name(id), "output": content, "is_error": !success}})
             }
             UiEvent::ToolCallInterrupted { id, reason } => {
-                let name = self.tools.get(id).map(|t| t.0.clone()).unwrap_or_default();
                 let output = format!("no result: {}", reason.as_str());
-                json!({"kind": "tool_result", "tool": {"id": id, "name": name, "output": output, "is_error": true}})
+                self.final_input(id, ts_ms, out);
+                json!({"kind": "tool_result", "tool": {"id": id, "name": self.name(id), "output": output, "is_error": true}})
+            }
+            UiEvent::ToolCallEnd { id } => {
+                if let Some(tool) = self.tools.get_mut(id) {
+                    (tool.args, tool.sent) = (String::new(), 0);
+                }
+                return;
             }
             UiEvent::TokenUsage { total } => json!({"kind": "usage", "usage": {"input_tokens": total}}),
             // deepwork has no live-output event: a `status` event says what
             // the tool is doing, which is what live output is; roundup's
             // deepwork adapter reads it back as `tool_output`.
             UiEvent::ToolCallOutput { id, content, replace } => {
-                let name = self.tools.get(id).map(|t| t.0.clone()).unwrap_or_default();
-                json!({"kind": "status", "status": "tool_output", "tool": {"id": id, "name": name},
+                json!({"kind": "status", "status": "tool_output", "tool": {"id": id, "name": self.name(id)},
                        "content": content, "replace": replace})
             }
-            UiEvent::RunEnd { reason, .. } => json!({"kind": "done", "reason": reason.as_str()}),
+            UiEvent::RunEnd { reason, .. } => {
+                self.tools.clear();
+                self.tools.shrink_to(64);
+                json!({"kind": "done", "reason": reason.as_str()})
+            }
             UiEvent::MessageStart
             | UiEvent::MessageEnd
             | UiEvent::ThoughtStart
             | UiEvent::ThoughtEnd
-            | UiEvent::ToolCallEnd { .. }
             | UiEvent::RoundEnd { .. }
-            | UiEvent::RunStart { .. } => return None,
+            | UiEvent::RunStart { .. } => return,
         };
-        out["meta"] = json!({"seq": self.seq, "ts": ts_ms});
-        self.seq += 1;
-        Some(out)
+        out.push(self.stamp(event, ts_ms));
     }
 
-    /// A `tool_start` with the whole input shown so far (JSON when it
-    /// parses, else the text).
-    fn tool_start(&self, id: &str) -> Value {
-        let (name, args) = self.tools.get(id).cloned().unwrap_or_default();
-        let input = serde_json::from_str::<Value>(&args).unwrap_or(Value::String(args));
-        json!({"kind": "tool_start", "tool": {"id": id, "name": name, "input": input}})
+    fn stamp(&mut self, mut event: Value, ts_ms: u64) -> Value {
+        event["meta"] = json!({"seq": self.seq, "ts": ts_ms});
+        self.seq += 1;
+        event
+    }
+
+    fn name(&self, id: &str) -> String {
+        self.tools.get(id).map(|t| t.name.clone()).unwrap_or_default()
+    }
+
+    /// The final input, before a call's result, when streamed arguments
+    /// were held back.
+    fn final_input(&mut self, id: &str, ts_ms: u64, out: &mut Vec<Value>) {
+        if self.tools.get(id).is_some_and(|t| t.sent != t.args.len()) {
+            let start = self.tool_start(id);
+            out.push(self.stamp(start, ts_ms));
+        }
+    }
+
+    /// A `tool_start` with the whole input so far (JSON when it parses,
+    /// else the text).
+    fn tool_start(&mut self, id: &str) -> Value {
+        let tool = self.tools.entry(id.to_owned()).or_default();
+        tool.sent = tool.args.len();
+        let input = serde_json::from_str::<Value>(&tool.args).unwrap_or_else(|_| Value::String(tool.args.clone()));
+        json!({"kind": "tool_start", "tool": {"id": id, "name": tool.name, "input": input}})
     }
 }

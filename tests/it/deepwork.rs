@@ -108,3 +108,42 @@ fn emitted_deepwork_events_read_back_to_the_same_rounds() {
         assert_eq!(strip(again), strip(records(&transcript(), "deepwork")));
     }
 }
+
+/// `--emit deepwork` for arguments streamed in many deltas: the output is
+/// linear in the arguments (a `tool_start` when they have doubled, not at
+/// every delta), the last `tool_start` before the result carries the final
+/// input, and reading the output back gives the same call.
+#[test]
+fn streamed_arguments_are_coalesced_and_the_final_input_precedes_the_result() {
+    let ops = |deltas: usize| -> Vec<u8> {
+        let mut input = String::from("{\"op\":\"tool_call\",\"id\":\"t\",\"title\":\"write\"}\n");
+        input.push_str(
+            "{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"{\\\"text\\\":\\\"\",\"status\":\"in_progress\"}\n",
+        );
+        for _ in 0..deltas {
+            input.push_str("{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"0123456789abcdefghij\",\"status\":\"in_progress\"}\n");
+        }
+        input.push_str("{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"\\\"}\",\"status\":\"in_progress\"}\n");
+        input.push_str("{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"done\",\"status\":\"completed\"}\n");
+        input.into_bytes()
+    };
+    let emitted = |deltas: usize| {
+        let (out, _) = replay_raw(&ops(deltas), &options("ops", "deepwork"));
+        out
+    };
+    let (small, large) = (emitted(10_000), emitted(20_000));
+    assert!(large.len() < small.len() * 5 / 2, "linear: {} then {} bytes", small.len(), large.len());
+    assert!(large.len() < 3 * 20 * 20_000, "at most a few times the arguments: {} bytes", large.len());
+    let events: Vec<Value> =
+        String::from_utf8(large.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let starts = events.iter().filter(|e| e["kind"] == "tool_start").count();
+    assert!(starts < 30, "{starts} tool_starts for 20,000 deltas");
+    let at_result = events.iter().position(|e| e["kind"] == "tool_result").unwrap();
+    let last_start = &events[at_result - 1];
+    assert_eq!(last_start["kind"], "tool_start", "the final input right before the result");
+    assert_eq!(last_start["tool"]["input"]["text"].as_str().unwrap().len(), 20 * 20_000);
+    let back = records(&large, "deepwork");
+    let call = &of_type(&back, "round")[0]["tool_calls"][0];
+    assert_eq!(call["arguments"].as_str().unwrap().len(), 20 * 20_000 + r#"{"text":""}"#.len());
+    assert_eq!(call["result"]["content"], "done");
+}
