@@ -9,7 +9,7 @@
 //! since no output depends on it: its size follows the open state, not the
 //! length of the session.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -17,7 +17,8 @@ use super::{RoundMachine, Run};
 use crate::model::{Round, Summary};
 
 /// The format version this build writes and reads.
-const VERSION: u32 = 1;
+/// 2: a run's closed calls and the ids with a result are one map.
+const VERSION: u32 = 2;
 
 /// A session's state between two calls, as a versioned serde value.
 ///
@@ -154,15 +155,11 @@ impl RoundMachine {
     }
 }
 
-/// Writes a set of ids sorted, so that a checkpoint of a state is always
-/// the same bytes (a store can skip writing one that did not change).
-pub(super) fn sorted_set<S: Serializer>(set: &HashSet<Box<str>>, serializer: S) -> Result<S::Ok, S::Error> {
-    set.iter().collect::<BTreeSet<_>>().serialize(serializer)
-}
-
-/// Writes a map keyed by id sorted by key, as [`sorted_set`] does.
-pub(super) fn sorted_map<V: Serialize, S: Serializer>(
-    map: &HashMap<Box<str>, V>,
+/// Writes a map keyed by id sorted by key, so that a checkpoint of a state
+/// is always the same bytes (a store can skip writing one that did not
+/// change).
+pub(super) fn sorted_map<K: Ord + Serialize, V: Serialize, S: Serializer>(
+    map: &HashMap<K, V>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     map.iter().collect::<BTreeMap<_, _>>().serialize(serializer)

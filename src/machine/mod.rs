@@ -12,9 +12,10 @@
 //! One machine aggregates one session, as a sequence of runs.
 
 mod checkpoint;
+mod closed_calls;
 mod open_round;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -29,6 +30,7 @@ use crate::model::{
 };
 use crate::output::Outputs;
 use crate::ui::UiEvent;
+use closed_calls::{ClosedCalls, Id};
 use open_round::{OpenCall, OpenRound};
 
 /// Options of a [`RoundMachine`].
@@ -44,9 +46,12 @@ use open_round::{OpenCall, OpenRound};
 pub struct MachineOptions {
     /// The session name written into every record (`None`: no session).
     pub session: Option<String>,
-    /// Keep closed rounds in memory (for [`RoundMachine::rounds`]). Turn it
-    /// off for long runs whose rounds go to a sink anyway: the memory then
-    /// stays bounded by the open round.
+    /// Keep the history in memory: closed rounds (for
+    /// [`RoundMachine::rounds`]) and the summaries of finished runs (for
+    /// [`RoundMachine::summaries`]). Turn it off for sessions whose rounds
+    /// and summaries go to a sink anyway: a session then holds its open
+    /// round and what late results of its current run can still reach, and
+    /// nothing per finished run.
     pub retain_rounds: bool,
     /// Produce live UI events.
     pub ui_events: bool,
@@ -112,16 +117,13 @@ struct Run {
     next_round: u64,
     open: OpenRound,
     open_text: Option<TextKind>,
-    /// Ids that got a real result in this run (for `duplicate_terminal`).
-    #[serde(serialize_with = "checkpoint::sorted_set")]
-    resulted: HashSet<Box<str>>,
     /// Unstitched `superseded` placeholders by id, oldest first. An id
     /// rarely has more than one, so the list is inline.
     #[serde(serialize_with = "checkpoint::sorted_map")]
-    superseded: HashMap<Box<str>, SmallVec<[Superseded; 1]>>,
-    /// The latest closed call of each id, for late metadata.
-    #[serde(serialize_with = "checkpoint::sorted_map")]
-    closed_calls: HashMap<Box<str>, CallSlot>,
+    superseded: HashMap<Id, SmallVec<[Superseded; 1]>>,
+    /// The latest closed call of each id (for late metadata), and whether
+    /// the id has a real result (for `duplicate_terminal`).
+    closed: ClosedCalls,
     summary: Summary,
 }
 
@@ -224,7 +226,8 @@ impl RoundMachine {
         &self.run.summary
     }
 
-    /// The summaries of every run, the current one last.
+    /// The summaries of every run, the current one last (without history,
+    /// [`MachineOptions::retain_rounds`] off: the current one only).
     pub fn summaries(&self) -> impl Iterator<Item = &Summary> + '_ {
         self.finished_runs.iter().chain(std::iter::once(&self.run.summary))
     }
@@ -408,7 +411,6 @@ impl RoundMachine {
             call.result = Some(ToolResult::real(status, content));
             call.finished_at_ms = now;
             self.run.open.pending -= 1;
-            self.run.resulted.insert(id.into());
             out.ui(UiEvent::ToolCallEnd { id });
             if self.run.open.pending == 0 {
                 self.close(ClosedBy::ToolsDone, PlaceholderReason::Superseded, now, out);
@@ -416,13 +418,22 @@ impl RoundMachine {
             return;
         }
         // (2) The oldest unstitched `superseded` placeholder with that id.
-        let oldest = self.run.superseded.get_mut(id).and_then(|slots| (!slots.is_empty()).then(|| slots.remove(0)));
-        if let Some(Superseded { slot, output }) = oldest {
+        let oldest = self.run.superseded.get_mut(id).and_then(|slots| {
+            let oldest = (!slots.is_empty()).then(|| slots.remove(0));
+            Some((oldest?, slots.is_empty()))
+        });
+        if let Some((Superseded { slot, output }, last)) = oldest {
+            // An id's list goes with its last placeholder: a run that
+            // stitches everything holds nothing for it.
+            if last {
+                self.run.superseded.remove(id);
+            }
             let content = if content.is_empty() { output } else { content.to_owned() };
             return self.stitch(id, slot, ToolResult::real(status, content), now, out);
         }
         // (3) An id that already has a real result in this run; (4) otherwise.
-        let kind = if self.run.resulted.contains(id) {
+        let resulted_open = self.run.open.call_mut(id).is_some_and(|call| call.result.is_some());
+        let kind = if resulted_open || self.run.closed.resulted(id) {
             AnomalyKind::DuplicateTerminal
         } else {
             AnomalyKind::UndeclaredTerminal
@@ -433,7 +444,7 @@ impl RoundMachine {
     /// Rule 9: a late result replaces its placeholder in the retained round.
     fn stitch(&mut self, id: &str, slot: CallSlot, result: ToolResult, now: u64, out: &mut Outputs) {
         let run = self.run.number;
-        self.run.resulted.insert(id.into());
+        self.run.closed.mark_resulted(id);
         self.run.summary.stitch(PlaceholderReason::Superseded, &result);
         if let Ok(at) = self.retained.binary_search_by_key(&(run, slot.round), |r| (r.run, r.index)) {
             if let Some(call) = self.retained[at].tool_calls.get_mut(slot.position) {
@@ -460,7 +471,7 @@ impl RoundMachine {
         if let Some(call) = self.run.open.call_mut(id) {
             return merge(&mut call.meta, meta);
         }
-        let Some(slot) = self.run.closed_calls.get(id).copied() else {
+        let Some(slot) = self.run.closed.get(id).map(|c| CallSlot { round: c.round(), position: c.position() }) else {
             let detail = serde_json::to_string(meta).unwrap_or_default();
             return self.anomaly(out, AnomalyKind::UnknownToolCall, Some(id), None, detail, None);
         };
@@ -515,7 +526,9 @@ impl RoundMachine {
         }
         let number = self.run.number + 1;
         let summary = std::mem::take(&mut self.run.summary);
-        self.finished_runs.push(summary);
+        if self.options.retain_rounds {
+            self.finished_runs.push(summary);
+        }
         self.run = Run { number, ..Default::default() };
         self.run.summary.session = self.options.session.clone();
         self.run.summary.run = number;
@@ -576,13 +589,13 @@ impl RoundMachine {
         now: u64,
         out: &mut Outputs,
     ) -> ToolCall {
-        self.run.closed_calls.insert(call.id.as_str().into(), CallSlot { round, position });
+        self.run.closed.close(&call.id, round, position, call.result.is_some());
         let (result, finished_at_ms) = match call.result {
             Some(result) => (result, call.finished_at_ms),
             None => {
                 out.ui(UiEvent::ToolCallInterrupted { id: &call.id, reason });
                 if reason == PlaceholderReason::Superseded {
-                    let slots = self.run.superseded.entry(call.id.as_str().into()).or_default();
+                    let slots = self.run.superseded.entry(Id::new(&call.id)).or_default();
                     slots.push(Superseded { slot: CallSlot { round, position }, output: call.output.clone() });
                 }
                 (ToolResult::placeholder_with_output(reason, call.output), now)

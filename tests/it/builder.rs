@@ -338,10 +338,10 @@ fn a_bad_checkpoint_is_a_clear_error_and_changes_nothing() {
     let builder = RoundBuilder::new();
     builder.message("kept");
     let mut saved: Value = serde_json::from_slice(&builder.checkpoint().to_json()).unwrap();
-    saved["version"] = 2.into();
+    saved["version"] = 3.into();
     let error = roundup::Checkpoint::from_json(saved.to_string().as_bytes()).unwrap_err();
-    assert_eq!(error.to_string(), "checkpoint format version 2 is not supported (this build reads version 1)");
-    saved["version"] = 1.into();
+    assert_eq!(error.to_string(), "checkpoint format version 3 is not supported (this build reads version 2)");
+    saved["version"] = 2.into();
     saved["run"]["open"]["calls"] = serde_json::json!([
         {"id": "a", "title": "", "arguments": "", "output": "", "result": null, "started_at_ms": 0, "finished_at_ms": 0, "meta": {}},
         {"id": "a", "title": "", "arguments": "", "output": "", "result": null, "started_at_ms": 0, "finished_at_ms": 0, "meta": {}}

@@ -1,0 +1,192 @@
+//! What a run remembers of its closed tool calls until it ends: where each
+//! id's latest call sits (for late metadata and stitches) and whether any
+//! call of that id got a real result (for `duplicate_terminal`). A long run
+//! keeps one entry per distinct id, so an entry is kept small: the id
+//! inline when it is up to 30 bytes (Claude's and OpenAI's are 29–30),
+//! round and position packed, one map for both facts (measured by
+//! `cargo bench --bench memory`).
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use smallvec::SmallVec;
+
+/// A tool call id as a map key, looked up by `&str`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Id(SmallVec<[u8; 30]>);
+
+impl Id {
+    pub(crate) fn new(id: &str) -> Id {
+        Id(SmallVec::from_slice(id.as_bytes()))
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Made from a `str` (new, deserialize) and never changed.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+/// Hashed as the `str` it is, so that `Borrow<str>` lookups agree.
+impl Hash for Id {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl Borrow<str> for Id {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialOrd for Id {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Id {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.as_str().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Id::new(&String::deserialize(deserializer)?))
+    }
+}
+
+/// Where a closed call sits, and whether its id has a real result in the
+/// run: the flag is the position's top bit, so that an entry is the id and
+/// eight bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Closed {
+    round: u32,
+    position_and_flag: u32,
+}
+
+const RESULTED: u32 = 1 << 31;
+
+impl Closed {
+    /// `None` for a slot beyond what an entry holds (four billion rounds
+    /// in one run, two billion calls in one round).
+    fn new(round: u64, position: usize, resulted: bool) -> Option<Closed> {
+        let (round, position) = (u32::try_from(round).ok()?, u32::try_from(position).ok()?);
+        (position < RESULTED)
+            .then_some(Closed { round, position_and_flag: position | if resulted { RESULTED } else { 0 } })
+    }
+
+    pub(crate) fn round(self) -> u64 {
+        self.round.into()
+    }
+
+    pub(crate) fn position(self) -> usize {
+        (self.position_and_flag & !RESULTED) as usize
+    }
+
+    fn resulted(self) -> bool {
+        self.position_and_flag & RESULTED != 0
+    }
+}
+
+/// The checkpoint form: the three fields by name.
+#[derive(Serialize, Deserialize)]
+struct ClosedFields {
+    round: u64,
+    position: u64,
+    resulted: bool,
+}
+
+impl Serialize for Closed {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = ClosedFields { round: self.round(), position: self.position() as u64, resulted: self.resulted() };
+        fields.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Closed {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = ClosedFields::deserialize(deserializer)?;
+        let position = usize::try_from(fields.position).unwrap_or(usize::MAX);
+        Closed::new(fields.round, position, fields.resulted)
+            .ok_or_else(|| serde::de::Error::custom("a closed call's round or position out of range"))
+    }
+}
+
+/// The run's closed calls by id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ClosedCalls(HashMap<Id, Closed>);
+
+impl ClosedCalls {
+    /// The latest closed call of `id`.
+    pub(crate) fn get(&self, id: &str) -> Option<Closed> {
+        self.0.get(id).copied()
+    }
+
+    /// Whether any call of `id` got a real result (closed ones).
+    pub(crate) fn resulted(&self, id: &str) -> bool {
+        self.0.get(id).is_some_and(|c| c.resulted())
+    }
+
+    /// A call of `id` closed at `round`, `position`, with a real result or
+    /// not; an id that had one keeps the fact. A slot beyond `u32` (four
+    /// billion rounds in one run) is not recorded: late metadata for it is
+    /// then reported rather than applied.
+    pub(crate) fn close(&mut self, id: &str, round: u64, position: usize, resulted: bool) {
+        if let Some(closed) = Closed::new(round, position, resulted || self.resulted(id)) {
+            self.0.insert(Id::new(id), closed);
+        }
+    }
+
+    /// A late result stitched a call of `id`.
+    pub(crate) fn mark_resulted(&mut self, id: &str) {
+        if let Some(closed) = self.0.get_mut(id) {
+            closed.position_and_flag |= RESULTED;
+        }
+    }
+}
+
+/// Written sorted by id, so that a checkpoint of a state is always the
+/// same bytes.
+impl Serialize for ClosedCalls {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.iter().collect::<std::collections::BTreeMap<_, _>>().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ClosedCalls {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(ClosedCalls(HashMap::deserialize(deserializer)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_look_up_by_str_inline_or_not() {
+        let mut calls = ClosedCalls::default();
+        let long = "x".repeat(100);
+        calls.close("toolu_01234567890123456789abcd", 3, 1, false);
+        calls.close(&long, 0, 0, true);
+        let closed = calls.get("toolu_01234567890123456789abcd").unwrap();
+        assert_eq!((closed.round(), closed.position(), closed.resulted()), (3, 1, false));
+        assert!(calls.resulted(&long) && !calls.resulted("toolu_01234567890123456789abcd"));
+        calls.mark_resulted("toolu_01234567890123456789abcd");
+        calls.close("toolu_01234567890123456789abcd", 4, 0, false);
+        assert!(calls.resulted("toolu_01234567890123456789abcd"), "the fact stays with the id");
+        assert_eq!(std::mem::size_of::<(Id, Closed)>(), 48);
+        let json = serde_json::to_string(&calls).unwrap();
+        assert_eq!(serde_json::from_str::<ClosedCalls>(&json).unwrap(), calls);
+    }
+}
