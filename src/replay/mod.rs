@@ -54,7 +54,13 @@ pub struct ReplayOptions {
     /// Where evicted sessions go: files of this directory; in memory when
     /// `None`.
     pub evict_dir: Option<PathBuf>,
+    /// A line (or SSE event) longer than this is not read into memory: it
+    /// is read past in constant memory and reported as a `bad_line`.
+    pub max_line_bytes: usize,
 }
+
+/// The default [`ReplayOptions::max_line_bytes`]: 256 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
 
 impl Default for ReplayOptions {
     fn default() -> Self {
@@ -64,6 +70,7 @@ impl Default for ReplayOptions {
             framing: Framing::Lines,
             max_open_sessions: None,
             evict_dir: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         }
     }
 }
@@ -89,6 +96,22 @@ impl ReplayOptions {
     /// Separates output values by `framing`.
     pub fn framing(mut self, framing: Framing) -> Self {
         self.framing = framing;
+        self
+    }
+
+    /// Reads past lines longer than `bytes` (reported as `bad_line`)
+    /// instead of holding them.
+    ///
+    /// ```
+    /// let input = format!("{{\"op\":\"message\",\"text\":\"{}\"}}\n{{\"op\":\"message\",\"text\":\"ok\"}}\n", "x".repeat(5_000));
+    /// let options = roundup::ReplayOptions::new().max_line_bytes(1_000);
+    /// let mut out = Vec::new();
+    /// let stats = roundup::replay(input.as_bytes(), &mut out, &options, &mut ()).unwrap();
+    /// assert_eq!((stats.lines, stats.bad_lines), (2, 1));
+    /// assert!(String::from_utf8(out).unwrap().contains("line 1: longer than 1000 bytes"));
+    /// ```
+    pub fn max_line_bytes(mut self, bytes: usize) -> Self {
+        self.max_line_bytes = bytes;
         self
     }
 
@@ -221,8 +244,11 @@ pub fn replay(
     observer: &mut dyn ReplayObserver,
 ) -> Result<ReplayStats, ReplayError> {
     let mut replay = Replay::new(options)?;
+    let limit = options.max_line_bytes;
     // A line that straddles two reads of the input.
     let mut partial = Vec::new();
+    // The length so far of a line longer than the limit, being read past.
+    let mut skipping: Option<u64> = None;
     let mut next_progress = PROGRESS_EVERY;
     loop {
         let chunk = match input.fill_buf() {
@@ -238,7 +264,12 @@ pub fn replay(
         // Lines within the chunk are read where they lie, not copied.
         while let Some(end) = memchr::memchr(b'\n', rest) {
             let (line, after) = rest.split_at(end + 1);
-            if partial.is_empty() {
+            if let Some(skipped) = skipping.take() {
+                replay.oversized(skipped + line.len() as u64, limit, observer);
+            } else if partial.len() + line.len() > limit.saturating_add(1) {
+                replay.oversized((partial.len() + line.len()) as u64, limit, observer);
+                partial = Vec::new();
+            } else if partial.is_empty() {
                 replay.line(line, observer);
             } else {
                 partial.extend_from_slice(line);
@@ -250,7 +281,15 @@ pub fn replay(
             }
             rest = after;
         }
-        partial.extend_from_slice(rest);
+        match skipping.as_mut() {
+            Some(skipped) => *skipped += rest.len() as u64,
+            None if partial.len() + rest.len() > limit => {
+                // Read past from here on: the line is never held whole.
+                skipping = Some((partial.len() + rest.len()) as u64);
+                partial = Vec::new();
+            }
+            None => partial.extend_from_slice(rest),
+        }
         input.consume(read);
         replay.stats.bytes += read as u64;
         if replay.stats.bytes >= next_progress {
@@ -260,7 +299,9 @@ pub fn replay(
         // The buffer ran dry: the next read may wait for more input.
         replay.flush(&mut output)?;
     }
-    if !partial.is_empty() {
+    if let Some(skipped) = skipping {
+        replay.oversized(skipped, limit, observer);
+    } else if !partial.is_empty() {
         replay.line(&partial, observer);
     }
     replay.end(observer, &mut output)?;
@@ -283,6 +324,9 @@ struct Replay {
     /// The payload of an SSE event not yet complete, and its first line.
     event: Vec<u8>,
     event_line: u64,
+    /// The SSE event being gathered grew past the line limit: its length.
+    event_oversized: Option<u64>,
+    max_line_bytes: usize,
     stats: ReplayStats,
 }
 
@@ -302,6 +346,8 @@ impl Replay {
             sessions: Sessions::new(options.to.encoder(), options.framing, eviction),
             event: Vec::new(),
             event_line: 0,
+            event_oversized: None,
+            max_line_bytes: options.max_line_bytes,
             stats: ReplayStats { format: options.from, ..ReplayStats::default() },
         })
     }
@@ -315,10 +361,19 @@ impl Replay {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         match frame(line) {
             Framed::Data(data) => {
+                if let Some(oversized) = self.event_oversized.as_mut() {
+                    *oversized += data.len() as u64 + 1;
+                    return;
+                }
                 if self.event.is_empty() {
                     self.event_line = self.stats.lines;
                 } else {
                     self.event.push(b'\n');
+                }
+                if self.event.len() + data.len() > self.max_line_bytes {
+                    self.event_oversized = Some((self.event.len() + data.len()) as u64);
+                    self.event = Vec::new();
+                    return;
                 }
                 self.event.extend_from_slice(data);
             }
@@ -332,6 +387,10 @@ impl Replay {
 
     /// Decodes the SSE event gathered so far, if any.
     fn end_event(&mut self, observer: &mut dyn ReplayObserver) {
+        if let Some(bytes) = self.event_oversized.take() {
+            let (number, limit) = (self.event_line, self.max_line_bytes);
+            return self.too_long(number, bytes, limit, "event", observer);
+        }
         if self.event.is_empty() {
             return;
         }
@@ -339,6 +398,25 @@ impl Replay {
         self.payload(&event, self.event_line, observer);
         self.event = event;
         self.event.clear();
+    }
+
+    /// A line longer than the limit, read past: counted, reported.
+    fn oversized(&mut self, bytes: u64, limit: usize, observer: &mut dyn ReplayObserver) {
+        self.end_event(observer);
+        self.stats.lines += 1;
+        let number = self.stats.lines;
+        self.too_long(number, bytes, limit, "line", observer);
+    }
+
+    fn too_long(&mut self, number: u64, bytes: u64, limit: usize, what: &str, observer: &mut dyn ReplayObserver) {
+        self.stats.payloads += 1;
+        self.stats.bad_lines += 1;
+        let error = BadLine::new(format!(
+            "longer than {limit} bytes ({bytes} bytes): read past, not held (--max-line-bytes raises the limit)"
+        ));
+        let detail = format!("{what} {number}: {}", error.reason);
+        self.sessions.get(None).anomaly(AnomalyKind::BadLine, None, &detail);
+        observer.bad_line(number, &error);
     }
 
     /// Translates one payload (a JSON value) found at line `number`; a bad

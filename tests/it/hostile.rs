@@ -255,3 +255,52 @@ fn progress_ends_with_the_totals() {
     let quiet = Command::new(env!("CARGO_BIN_EXE_roundup")).args(["replay", "-q", "-"]).output().unwrap();
     assert!(quiet.stderr.is_empty());
 }
+
+/// A line longer than `--max-line-bytes` is read past in constant memory
+/// and reported as a `bad_line`; what was written before it, and what comes
+/// after it, is all there. 64 MiB of one line under a 1 MiB limit.
+#[test]
+fn a_line_longer_than_the_limit_is_read_past() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roundup"))
+        .args(["replay", "--max-line-bytes", "1M", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"op\":\"message\",\"text\":\"before\"}\n{\"op\":\"tool_call\",\"id\":\"t\"}\n{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"ok\",\"status\":\"completed\"}\n").unwrap();
+    stdin.write_all(b"{\"op\":\"message\",\"text\":\"").unwrap();
+    let block = vec![b'x'; 1 << 20];
+    for _ in 0..64 {
+        stdin.write_all(&block).unwrap();
+    }
+    stdin.write_all(b"\"}\n{\"op\":\"message\",\"text\":\"after\"}\n").unwrap();
+    let peak_kib = roundup_testkit::peak_rss_kib(pid).expect("VmHWM");
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let rounds: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["type"] == "round").map(|l| &l["message"]).collect();
+    assert_eq!(rounds, ["before", "after"]);
+    let bad = lines.iter().find(|l| l["kind"] == "bad_line").unwrap();
+    let detail = bad["detail"].as_str().unwrap();
+    assert!(detail.starts_with("line 4: longer than 1048576 bytes (67108891 bytes)"), "{detail}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 4: longer than 1048576 bytes"));
+    assert!(peak_kib < 32 << 10, "peak RSS {peak_kib} KiB for a 64 MiB line");
+}
+
+#[test]
+fn max_line_bytes_reads_sizes_and_refuses_nonsense() {
+    for bad in ["0", "abc", "12Q", "-1", ""] {
+        let out = Command::new(env!("CARGO_BIN_EXE_roundup"))
+            .args(["replay", "--max-line-bytes", bad, "-"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--max-line-bytes takes a size above 0"), "{bad}");
+    }
+}

@@ -49,6 +49,10 @@ OPTIONS for replay:
     --evict-dir DIR With --max-sessions: evict into files of DIR (memory
                     then stays bounded however many sessions there are);
                     without it, evicted sessions are kept in memory, compact
+    --max-line-bytes SIZE
+                    A line longer than SIZE (bytes, or with K, M, G) is read
+                    past without holding it, and reported as a bad_line
+                    [default: 256M]
     --progress      Show progress on stderr (default: on when stderr is a
                     terminal and FILE is a file)
     --no-progress   Never show progress
@@ -99,7 +103,7 @@ EXAMPLES:
 fn usage() -> String {
     let names = |names: &mut dyn Iterator<Item = &'static str>| names.collect::<Vec<_>>().join("|");
     format!(
-        "roundup replay [--from {}] [--emit {}] [--sse] [--max-sessions N [--evict-dir DIR]] [FILE|-]",
+        "roundup replay [--from {}] [--emit {}] [--sse] [--max-sessions N [--evict-dir DIR]] [--max-line-bytes SIZE] [FILE|-]",
         names(&mut std::iter::once("auto").chain(adapters::REGISTRY.iter().map(|f| f.name()))),
         names(&mut encoders::REGISTRY.iter().map(|f| f.name())),
     )
@@ -173,6 +177,14 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
                         replay.options.max_open_sessions = Some(keep);
                     }
                     "--evict-dir" => replay.options.evict_dir = Some(value("--evict-dir")?.into()),
+                    "--max-line-bytes" => {
+                        let text = value("--max-line-bytes")?;
+                        replay.options.max_line_bytes = size(&text).ok_or_else(|| {
+                            Usage(format!(
+                                "--max-line-bytes takes a size above 0 (1048576, 64K, 256M, 1G), not {text:?}"
+                            ))
+                        })?;
+                    }
                     "--progress" => replay.progress = Some(true),
                     "--no-progress" => replay.progress = Some(false),
                     "-q" | "--quiet" => replay.quiet = true,
@@ -304,6 +316,18 @@ fn run_replay(args: ReplayArgs) -> Result<Ended, ReplayError> {
         eprintln!("roundup: {hint}");
     }
     Ok(Ended::Done { all_bad })
+}
+
+/// A size in bytes: a number, or one with a `K`, `M` or `G` suffix (powers
+/// of 1024); `None` for zero or anything else.
+fn size(text: &str) -> Option<usize> {
+    let (digits, unit) = match text.char_indices().last()? {
+        (at, 'k' | 'K') => (&text[..at], 1 << 10),
+        (at, 'm' | 'M') => (&text[..at], 1 << 20),
+        (at, 'g' | 'G') => (&text[..at], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(unit).filter(|&n| n > 0)
 }
 
 /// What to say when no payload, or nearly none (nine in ten bad), could be
