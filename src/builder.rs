@@ -33,8 +33,15 @@ use crate::ui::{UiEvent, UiFlow, UiHandler};
 ///   output is never reordered.
 ///
 /// A callback that panics does not poison anything: the rest of the queue is
-/// still delivered, then the panic resumes in the calling thread. The round
-/// whose delivery panicked stays in the retained rounds.
+/// still delivered, then the panic resumes in the thread that was
+/// delivering. With several threads on one builder, that may be another
+/// caller's thread than the one whose call produced the output (the output
+/// was queued behind its delivery): a callback that may panic should catch
+/// its own panics if the caller matters. The round whose delivery panicked
+/// stays in the retained rounds.
+///
+/// The clock is read outside the lock, so a [`Clock`] may itself use the
+/// builder.
 ///
 /// ```
 /// use roundup::{FinishReason, ManualClock, RoundBuilder, StreamHandler, ToolCallStatus};
@@ -244,8 +251,8 @@ impl RoundBuilder {
     /// [`finish`](crate::StreamHandler::finish), never an `after_finish` anomaly);
     /// `true` if it was running. For the end of a stream.
     pub fn finish_if_running(&self, reason: FinishReason) -> bool {
-        let mut state = self.state.lock();
         let now = self.clock.now_ms();
+        let mut state = self.state.lock();
         let state_ref = &mut *state;
         let was_running = state_ref.machine.finish_if_running(reason, now, &mut state_ref.pending);
         self.deliver_queued(state);
@@ -297,15 +304,22 @@ impl RoundBuilder {
     }
 
     /// Applies one call: what every [`StreamHandler`] method does.
+    ///
+    /// The clock is read only when the call needs a reading (a chunk
+    /// appended to a started round does not pay for one), and never under
+    /// the lock, so a [`Clock`] may itself use the builder. Two threads'
+    /// readings can then reach the machine out of order by a few
+    /// microseconds; the machine takes any reading (SPEC rule 12: timing
+    /// is the clock's), and one thread's calls keep their order.
     fn apply(&self, call: Call<'_>) {
         let mut state = self.state.lock();
-        let state_ref = &mut *state;
-        // The clock is read under the lock, so readings follow state order,
-        // and only when the call needs one: a chunk appended to a started
-        // round does not pay for it.
-        if state_ref.machine.needs_clock(&call) {
-            state_ref.last_now = self.clock.now_ms();
+        if state.machine.needs_clock(&call) {
+            drop(state);
+            let now = self.clock.now_ms();
+            state = self.state.lock();
+            state.last_now = now;
         }
+        let state_ref = &mut *state;
         state_ref.machine.handle(call, state_ref.last_now, &mut state_ref.pending);
         self.deliver_queued(state);
     }

@@ -394,3 +394,83 @@ fn a_checkpoint_with_floats_in_metadata_saves_the_same_bytes_after_a_restore() {
     restored.restore(roundup::Checkpoint::from_json(&saved).unwrap()).unwrap();
     assert_eq!(String::from_utf8(restored.checkpoint().to_json()).unwrap(), String::from_utf8(saved).unwrap());
 }
+
+/// A clock that itself reads the builder (a clock derived from the
+/// session's state) does not deadlock: the clock is read outside the lock.
+#[test]
+fn a_clock_that_reads_the_builder_does_not_deadlock() {
+    struct Peeking(Arc<OnceLock<Weak<RoundBuilder>>>);
+    impl roundup::Clock for Peeking {
+        fn now_ms(&self) -> u64 {
+            let builder = self.0.get().and_then(Weak::upgrade);
+            1_000 + builder.map_or(0, |b| b.summaries().len() as u64)
+        }
+    }
+    with_watchdog(10, || {
+        let cell = Arc::new(OnceLock::new());
+        let builder = Arc::new(RoundBuilder::new().with_clock(Peeking(Arc::clone(&cell))));
+        cell.set(Arc::downgrade(&builder)).ok();
+        builder.message("first");
+        builder.finish(FinishReason::Interrupted);
+        builder.start();
+        builder.message("second");
+        builder.finish(FinishReason::Interrupted);
+        let starts: Vec<u64> = builder.rounds().iter().map(|r| r.started_at_ms).collect();
+        assert_eq!(starts, [1_001, 1_002], "each reading saw the runs before it");
+    });
+}
+
+/// The documented rule for panics with several threads: a panic in a
+/// callback resumes in the thread that was delivering, which can be another
+/// caller's; the caller whose output it was returns normally, and nothing
+/// is lost.
+#[test]
+fn a_callback_panic_resumes_in_the_delivering_thread() {
+    use std::sync::mpsc;
+    let (queued_tx, queued_rx) = mpsc::channel::<()>();
+    let queued_rx = parking_lot::Mutex::new(queued_rx);
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let builder = Arc::new(RoundBuilder::new().with_sink(move |record: SinkRecord<'_>| {
+        if let SinkRecord::Round(round) = record {
+            log.lock().push(round.message.clone());
+            match round.message.as_str() {
+                // A's round: hold the delivery until B has queued its own.
+                "from A" => queued_rx.lock().recv().unwrap(),
+                "from B" => panic!("the sink fails on B's round"),
+                _ => {}
+            }
+        }
+    }));
+    with_watchdog(10, move || {
+        let a = {
+            let builder = Arc::clone(&builder);
+            thread::spawn(move || {
+                catch_unwind(AssertUnwindSafe(|| {
+                    builder.message("from A");
+                    builder.finish(FinishReason::Interrupted);
+                }))
+                .is_err()
+            })
+        };
+        // Wait until A is inside its delivery (its round reached the sink).
+        while seen.lock().is_empty() {
+            thread::yield_now();
+        }
+        builder.start();
+        let b_panicked = catch_unwind(AssertUnwindSafe(|| {
+            builder.message("from B");
+            builder.finish(FinishReason::Interrupted);
+        }))
+        .is_err();
+        queued_tx.send(()).unwrap();
+        let a_panicked = a.join().unwrap();
+        assert!(!b_panicked, "B's call only queued its output");
+        assert!(a_panicked, "the panic resumed in A, which delivered B's round");
+        assert_eq!(*seen.lock(), ["from A", "from B"], "both rounds reached the sink");
+        builder.start();
+        builder.message("after");
+        builder.finish(FinishReason::Interrupted);
+        assert_eq!(seen.lock().last().map(String::as_str), Some("after"), "the builder still works");
+    });
+}
