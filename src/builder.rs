@@ -2,6 +2,7 @@
 //! ordered delivery.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,15 +23,24 @@ use crate::ui::{UiEvent, UiFlow, UiHandler};
 ///
 /// Each call takes the builder's lock, reads the clock, runs the
 /// [`RoundMachine`] and queues what it produced; the queue is then delivered
-/// to the [`RoundSink`] and the [`UiHandler`] **after** the lock is released,
-/// in the order the state changed (SPEC §2 rule 11):
+/// **after** the lock is released, in the order the state changed (SPEC §2
+/// rule 11), in two lanes, so that persistence never waits for a UI:
 ///
-/// - if no delivery is in progress, the calling thread delivers, including
-///   whatever other threads queue meanwhile, until the queue is empty;
-/// - if one is (another thread's, or this thread's own when a callback calls
-///   back into the builder), the call only queues, and the delivering thread
-///   picks it up. So a callback may call the builder without deadlock, and
-///   output is never reordered.
+/// - the records lane hands rounds, stitches, anomalies, meta patches and
+///   summaries to the [`RoundSink`]; once a batch's records are delivered,
+///   its UI events join the UI lane, so a round reaches the sink before the
+///   UI events of the call that closed it;
+/// - the UI lane hands UI events to the [`UiHandler`]. It holds at most
+///   [`ui_queue_capacity`](Self::ui_queue_capacity) events: a handler that
+///   falls that far behind is cut off (told once, through
+///   [`UiHandler::overflowed`], and given nothing more), and the sink and
+///   the callers never wait for it;
+/// - in each lane, if no delivery is in progress, the calling thread
+///   delivers, including whatever other threads queue meanwhile, until the
+///   lane is empty; if one is (another thread's, or this thread's own when
+///   a callback calls back into the builder), the call only queues, and the
+///   delivering thread picks it up. So a callback may call the builder
+///   without deadlock, and each consumer sees its output in state order.
 ///
 /// A callback that panics does not poison anything: the rest of the queue is
 /// still delivered, then the panic resumes in the thread that was
@@ -67,18 +77,31 @@ pub struct RoundBuilder {
     clock: Box<dyn Clock>,
     sink: Option<Box<dyn RoundSink>>,
     ui: Option<Box<dyn UiHandler>>,
-    /// Set when the UI handler answered [`UiFlow::Stop`].
+    /// Set when the UI handler answered [`UiFlow::Stop`] or fell behind.
     ui_stopped: AtomicBool,
+    ui_capacity: usize,
 }
+
+/// The default [`RoundBuilder::ui_queue_capacity`].
+pub const DEFAULT_UI_QUEUE_CAPACITY: usize = 1 << 16;
 
 struct State {
     machine: RoundMachine,
-    /// Output not yet handed to a delivering thread.
+    /// Output whose records are not yet handed to a delivering thread.
     pending: Outputs,
-    /// An empty buffer kept for its capacity, swapped with `pending`.
-    spare: Outputs,
-    /// A thread is delivering: new output only queues.
-    delivering: bool,
+    /// Empty buffers kept for their capacity.
+    spares: Vec<Outputs>,
+    /// A thread is delivering records: new output only queues.
+    records_delivering: bool,
+    /// Batches whose records are delivered, with their UI events to go.
+    ui_batches: VecDeque<Outputs>,
+    /// The UI events in `ui_batches`.
+    ui_queued: usize,
+    /// A thread is delivering UI events.
+    ui_delivering: bool,
+    /// The UI handler fell behind by this many events and is cut off: to
+    /// tell it, once.
+    ui_overflow: Option<usize>,
     /// The last clock reading, passed when the machine needs none.
     last_now: u64,
 }
@@ -108,14 +131,19 @@ impl RoundBuilder {
             state: Mutex::new(State {
                 machine: RoundMachine::new(options),
                 pending: Outputs::new(),
-                spare: Outputs::new(),
-                delivering: false,
+                spares: Vec::new(),
+                records_delivering: false,
+                ui_batches: VecDeque::new(),
+                ui_queued: 0,
+                ui_delivering: false,
+                ui_overflow: None,
                 last_now: 0,
             }),
             clock: Box::new(SystemClock),
             sink: None,
             ui: None,
             ui_stopped: AtomicBool::new(false),
+            ui_capacity: DEFAULT_UI_QUEUE_CAPACITY,
         }
     }
 
@@ -180,6 +208,14 @@ impl RoundBuilder {
         self.ui = Some(Box::new(ui));
         self.ui_stopped = AtomicBool::new(false);
         self.machine_mut().set_ui_events(true);
+        self
+    }
+
+    /// How many UI events may wait for a slow [`UiHandler`] (default
+    /// 65,536) before it is cut off. The producer and the sink never wait
+    /// for the UI.
+    pub fn ui_queue_capacity(mut self, events: usize) -> Self {
+        self.ui_capacity = events.max(1);
         self
     }
 
@@ -324,45 +360,96 @@ impl RoundBuilder {
         self.deliver_queued(state);
     }
 
-    /// Delivers the queue unless another delivery is in progress (which will
-    /// then deliver it).
+    /// Delivers what is queued, records first, then UI events; each lane
+    /// unless another thread is delivering it (which then does).
     fn deliver_queued<'a>(&'a self, mut state: MutexGuard<'a, State>) {
-        if state.delivering || state.pending.is_empty() {
-            return;
-        }
-        state.delivering = true;
         let mut panicked: Option<Box<dyn Any + Send>> = None;
-        loop {
-            let mut batch = std::mem::take(&mut state.spare);
-            std::mem::swap(&mut batch, &mut state.pending);
-            drop(state);
-            self.deliver_batch(&batch, &mut panicked);
-            batch.clear();
-            state = self.state.lock();
-            state.spare = batch;
-            if self.ui_stopped.load(Ordering::Relaxed) {
-                state.machine.set_ui_events(false);
+        if !state.records_delivering && !state.pending.is_empty() {
+            state.records_delivering = true;
+            loop {
+                let mut batch = state.spares.pop().unwrap_or_default();
+                std::mem::swap(&mut batch, &mut state.pending);
+                drop(state);
+                self.deliver_batch(&batch, Lane::Records, &mut panicked);
+                state = self.state.lock();
+                self.queue_ui(&mut state, batch);
+                if state.pending.is_empty() {
+                    break;
+                }
             }
-            if state.pending.is_empty() {
-                break;
-            }
+            state.records_delivering = false;
         }
-        state.delivering = false;
+        if !state.ui_delivering && (!state.ui_batches.is_empty() || state.ui_overflow.is_some()) {
+            state.ui_delivering = true;
+            loop {
+                if let Some(dropped) = state.ui_overflow.take() {
+                    drop(state);
+                    if let Some(ui) = &self.ui {
+                        let told = catch_unwind(AssertUnwindSafe(|| ui.overflowed(dropped)));
+                        if let Err(payload) = told {
+                            panicked.get_or_insert(payload);
+                        }
+                    }
+                    state = self.state.lock();
+                }
+                let Some(batch) = state.ui_batches.pop_front() else { break };
+                state.ui_queued -= ui_events(&batch);
+                drop(state);
+                self.deliver_batch(&batch, Lane::Ui, &mut panicked);
+                state = self.state.lock();
+                state.recycle(batch);
+                if self.ui_stopped.load(Ordering::Relaxed) {
+                    state.machine.set_ui_events(false);
+                }
+            }
+            state.ui_delivering = false;
+        }
         drop(state);
         if let Some(payload) = panicked {
             resume_unwind(payload);
         }
     }
 
-    /// Hands every output of `batch` to its consumer. A panicking callback
-    /// skips only its own output; the first panic is kept for the caller.
-    fn deliver_batch(&self, batch: &Outputs, panicked: &mut Option<Box<dyn Any + Send>>) {
+    /// Puts a batch whose records went out into the UI lane, or cuts the UI
+    /// handler off when it has fallen a whole queue behind.
+    fn queue_ui(&self, state: &mut State, batch: Outputs) {
+        if self.ui.is_none() || self.ui_stopped.load(Ordering::Relaxed) {
+            return state.recycle(batch);
+        }
+        let events = ui_events(&batch);
+        if events == 0 {
+            return state.recycle(batch);
+        }
+        if state.ui_queued + events > self.ui_capacity {
+            self.ui_stopped.store(true, Ordering::Relaxed);
+            state.machine.set_ui_events(false);
+            state.ui_overflow = Some(state.ui_queued + events);
+            state.ui_batches.clear();
+            state.ui_batches.shrink_to(4);
+            state.recycle(batch);
+            state.ui_queued = 0;
+            return;
+        }
+        state.ui_queued += events;
+        state.ui_batches.push_back(batch);
+    }
+
+    /// Hands the outputs of `batch` of one lane to their consumer. A
+    /// panicking callback skips only its own output; the first panic is
+    /// kept for the caller.
+    fn deliver_batch(&self, batch: &Outputs, lane: Lane, panicked: &mut Option<Box<dyn Any + Send>>) {
         let mut next = 0;
         while next < batch.len() {
             let run = catch_unwind(AssertUnwindSafe(|| {
-                while let Some(output) = batch.get(next) {
+                while next < batch.len() {
+                    let at = next;
                     next += 1;
-                    self.deliver_one(output);
+                    if batch.is_ui(at) != matches!(lane, Lane::Ui) {
+                        continue;
+                    }
+                    if let Some(output) = batch.get(at) {
+                        self.deliver_one(output);
+                    }
                 }
             }));
             if let Err(payload) = run {
@@ -387,6 +474,28 @@ impl RoundBuilder {
             }
         }
     }
+}
+
+impl State {
+    /// Keeps an emptied buffer for its capacity (a few: the rest are freed).
+    fn recycle(&mut self, mut batch: Outputs) {
+        if self.spares.len() < 4 {
+            batch.clear();
+            self.spares.push(batch);
+        }
+    }
+}
+
+/// The two delivery lanes.
+#[derive(Debug, Clone, Copy)]
+enum Lane {
+    Records,
+    Ui,
+}
+
+/// The UI events of a batch.
+fn ui_events(batch: &Outputs) -> usize {
+    batch.ui_len()
 }
 
 impl StreamHandler for RoundBuilder {

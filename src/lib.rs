@@ -127,7 +127,7 @@ pub mod router;
 pub mod spec {}
 
 pub use bad_line::BadLine;
-pub use builder::RoundBuilder;
+pub use builder::{RoundBuilder, DEFAULT_UI_QUEUE_CAPACITY};
 pub use call::Call;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use handler::StreamHandler;

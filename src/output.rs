@@ -78,6 +78,8 @@ pub struct Outputs {
     call_mark: usize,
     /// When `false`, UI events are not produced at all.
     ui_disabled: bool,
+    /// How many of the items are UI events.
+    ui_len: usize,
 }
 
 impl Outputs {
@@ -101,6 +103,18 @@ impl Outputs {
         self.items.clear();
         self.text.clear();
         self.call_mark = 0;
+        self.ui_len = 0;
+    }
+
+    /// How many of the outputs held are UI events.
+    pub(crate) fn ui_len(&self) -> usize {
+        self.ui_len
+    }
+
+    /// Whether the output at position `i` is a UI event (without building
+    /// it).
+    pub(crate) fn is_ui(&self, i: usize) -> bool {
+        matches!(self.items.get(i), Some(Item::Ui(_)))
     }
 
     /// The output in delivery order.
@@ -161,6 +175,7 @@ impl Outputs {
         let event = event.map(|_| Span { start: 0, end: 0 });
         let at = self.call_mark.min(self.items.len());
         self.items.insert(at, Item::Ui(event));
+        self.ui_len += 1;
     }
 
     /// Queues a UI event, copying its strings into the arena.
@@ -175,5 +190,6 @@ impl Outputs {
             Span { start, end: text.len() }
         });
         self.items.push(Item::Ui(event));
+        self.ui_len += 1;
     }
 }

@@ -238,6 +238,13 @@ pub enum UiFlow {
 pub trait UiHandler: Send + Sync {
     /// Handles one event.
     fn event(&self, event: &UiEvent<'_>) -> UiFlow;
+
+    /// The handler fell so far behind that `dropped` events would have had
+    /// to wait for it (more than the builder's
+    /// [`ui_queue_capacity`](crate::RoundBuilder::ui_queue_capacity)): it is
+    /// cut off, and gets no event after this call. A view can then reconnect
+    /// from [`open_round`](crate::RoundBuilder::open_round) and the sink.
+    fn overflowed(&self, _dropped: usize) {}
 }
 
 impl<F> UiHandler for F

@@ -82,7 +82,21 @@ fn concurrent_callers_get_output_in_state_order() {
     machine.handle(Call::Finish { reason: FinishReason::Interrupted }, 0, &mut out);
     let expected: Vec<Value> = out.iter().map(output_json).collect();
     assert_eq!(delivered.len(), expected.len());
-    assert!(delivered == expected, "delivered output differs from the state-order replay");
+    // Each consumer sees its output in state order (the sink and the UI
+    // are two lanes, so one never waits for the other)...
+    let lane = |values: &[Value], records: bool| -> Vec<Value> {
+        values.iter().filter(|v| v.get("type").is_some() == records).cloned().collect()
+    };
+    assert!(lane(&delivered, true) == lane(&expected, true), "records differ from the state-order replay");
+    assert!(lane(&delivered, false) == lane(&expected, false), "UI events differ from the state-order replay");
+    // ...and a round reaches the sink before the UI events of its close.
+    for (at, round) in delivered.iter().enumerate().filter(|(_, v)| v["type"] == "round") {
+        let end = delivered
+            .iter()
+            .position(|e| e["event"] == "round_end" && e["run"] == round["run"] && e["index"] == round["index"])
+            .expect("every round has its round_end");
+        assert!(at < end, "round {} delivered after its round_end", round["index"]);
+    }
     // And nothing was lost: every message fragment is in some round.
     let all_text: usize = builder.rounds().iter().map(|r| r.message.len()).sum();
     let fed: usize = (0..THREADS).flat_map(|t| (0..ITERATIONS).map(move |i| format!("m{t}-{i} ").len())).sum();
@@ -472,5 +486,86 @@ fn a_callback_panic_resumes_in_the_delivering_thread() {
         builder.message("after");
         builder.finish(FinishReason::Interrupted);
         assert_eq!(seen.lock().last().map(String::as_str), Some("after"), "the builder still works");
+    });
+}
+
+/// Issue 14: a UI handler that blocks does not stop persistence. While it
+/// is stuck in one event, another thread's rounds reach the sink; and once
+/// it has fallen a whole queue behind it is cut off, told once, and the
+/// producer never waited for it.
+#[test]
+fn a_blocked_ui_handler_stalls_neither_the_sink_nor_the_callers() {
+    use std::sync::mpsc;
+    struct Stuck {
+        entered: mpsc::SyncSender<()>,
+        release: parking_lot::Mutex<mpsc::Receiver<()>>,
+        events: AtomicUsize,
+        overflowed: parking_lot::Mutex<Vec<usize>>,
+    }
+    impl roundup::UiHandler for Stuck {
+        fn event(&self, _: &UiEvent<'_>) -> UiFlow {
+            if self.events.fetch_add(1, Ordering::SeqCst) == 0 {
+                self.entered.send(()).unwrap();
+                self.release.lock().recv().unwrap();
+            }
+            UiFlow::Continue
+        }
+        fn overflowed(&self, dropped: usize) {
+            self.overflowed.lock().push(dropped);
+        }
+    }
+    let (entered_tx, entered_rx) = mpsc::sync_channel(1);
+    let (release_tx, release_rx) = mpsc::channel();
+    let ui = Arc::new(Stuck {
+        entered: entered_tx,
+        release: parking_lot::Mutex::new(release_rx),
+        events: AtomicUsize::new(0),
+        overflowed: parking_lot::Mutex::new(Vec::new()),
+    });
+    struct Shared(Arc<Stuck>);
+    impl roundup::UiHandler for Shared {
+        fn event(&self, event: &UiEvent<'_>) -> UiFlow {
+            self.0.event(event)
+        }
+        fn overflowed(&self, dropped: usize) {
+            self.0.overflowed(dropped)
+        }
+    }
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&rounds);
+    let builder = Arc::new(
+        RoundBuilder::new()
+            .retain_rounds(false)
+            .ui_queue_capacity(1_000)
+            .with_sink(move |record: SinkRecord<'_>| {
+                if let SinkRecord::Round(_) = record {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+            .with_ui_handler(Shared(Arc::clone(&ui))),
+    );
+    with_watchdog(20, move || {
+        // Thread A's first UI event blocks inside the handler.
+        let a = {
+            let builder = Arc::clone(&builder);
+            thread::spawn(move || builder.message("A's text"))
+        };
+        entered_rx.recv().unwrap();
+        // Meanwhile this thread closes 2,000 rounds: each reaches the sink
+        // at once; their UI events (five per round) overflow the queue.
+        for n in 0..2_000 {
+            let id = format!("t{n}");
+            builder.tool_call(&id, "bash");
+            builder.tool_update(&id, "ok", ToolCallStatus::Completed);
+            assert_eq!(rounds.load(Ordering::SeqCst), n + 1, "round {n} reached the sink while the UI is stuck");
+        }
+        release_tx.send(()).unwrap();
+        a.join().unwrap();
+        builder.message("after the release");
+        let overflowed = ui.overflowed.lock().clone();
+        assert_eq!(overflowed.len(), 1, "told once");
+        assert!(overflowed[0] > 1_000, "{overflowed:?}");
+        let events = ui.events.load(Ordering::SeqCst);
+        assert!(events <= 1_001, "{events} events: nothing after the cut-off beyond the queue");
     });
 }
