@@ -182,3 +182,20 @@ fn every_format_can_be_chosen_by_name() {
         assert!(!run.stdout.is_empty(), "--emit {} wrote nothing", format.name());
     }
 }
+
+/// `unsafe` is forbidden in every crate of the repository, for every
+/// target: the workspace's lints (which the root and the test kit take) and
+/// the fuzz crate's own. And the supply-chain policy is in the repository.
+#[test]
+fn every_crate_forbids_unsafe_code() {
+    let root = roundup_testkit::repo_root();
+    let manifest = |path: &str| std::fs::read_to_string(root.join(path)).expect("the manifest exists");
+    let workspace = manifest("Cargo.toml");
+    assert!(workspace.contains("[workspace.lints.rust]\nunsafe_code = \"forbid\""));
+    for path in ["Cargo.toml", "crates/testkit/Cargo.toml"] {
+        assert!(manifest(path).contains("[lints]\nworkspace = true"), "{path} takes the workspace lints");
+    }
+    assert!(manifest("fuzz/Cargo.toml").contains("[lints.rust]\nunsafe_code = \"forbid\""));
+    let deny = manifest("deny.toml");
+    assert!(deny.contains("[licenses]") && deny.contains("[bans]") && deny.contains("[sources]"));
+}
