@@ -807,56 +807,44 @@ fn detection_reads_past_a_leading_line_and_names_the_format_it_looks_like() {
 #[test]
 #[ignore = "500 MB: run in release mode"]
 fn a_500_mb_acp_stream_replays_in_bounded_memory() {
-    use std::io::{Read, Write};
-    use std::process::Stdio;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
     const CALLS: usize = 30_000;
     const LIMIT_KIB: u64 = 64 << 10;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_roundup"))
-        .args(["replay", "-q", "--from", "acp", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let (mut calls, mut results, mut buf, mut carry) = (0u64, 0u64, vec![0u8; 1 << 16], Vec::new());
-        loop {
-            let n = stdout.read(&mut buf).unwrap();
-            if n == 0 {
-                break;
-            }
-            carry.extend_from_slice(&buf[..n]);
-            while let Some(at) = carry.iter().position(|b| *b == b'\n') {
-                if carry.starts_with(b"{\"type\":\"round\"") {
-                    let round: Value = serde_json::from_slice(&carry[..at]).unwrap();
-                    for call in round["tool_calls"].as_array().unwrap() {
-                        calls += 1;
-                        results += u64::from(call["result"]["content"].as_str().unwrap().len() == 16 << 10);
-                    }
-                }
-                carry.drain(..=at);
-            }
-        }
-        (calls, results)
-    });
-    let mut stdin = child.stdin.take().unwrap();
+    let (calls, whole) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (counted, complete) = (Arc::clone(&calls), Arc::clone(&whole));
     let started = std::time::Instant::now();
     let mut written = 0usize;
-    roundup_testkit::load::acp_shell_session(CALLS, 16 << 10, |piece| {
-        stdin.write_all(piece).unwrap();
-        written += piece.len();
-    });
-    let peak_kib = roundup_testkit::peak_rss_kib(pid).expect("VmHWM in /proc/PID/status");
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    let piped = roundup_testkit::pipe_through(
+        env!("CARGO_BIN_EXE_roundup"),
+        &["replay", "-q", "--from", "acp", "-"],
+        |stdin| {
+            roundup_testkit::load::acp_shell_session(CALLS, 16 << 10, |piece| {
+                stdin.write_all(piece).unwrap();
+                written += piece.len();
+            })
+        },
+        move |line| {
+            if line.starts_with(b"{\"type\":\"round\"") {
+                let round: Value = serde_json::from_slice(line).unwrap();
+                for call in round["tool_calls"].as_array().unwrap() {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                    let length = call["result"]["content"].as_str().unwrap().len();
+                    complete.fetch_add(u64::from(length == 16 << 10), Ordering::Relaxed);
+                }
+            }
+        },
+    );
+    assert!(piped.status.success(), "{}", piped.stderr);
     let seconds = started.elapsed().as_secs_f64();
-    assert_eq!(reader.join().unwrap(), (CALLS as u64, CALLS as u64), "every call, each with its whole output");
+    let (calls, whole) = (calls.load(Ordering::Relaxed), whole.load(Ordering::Relaxed));
+    assert_eq!((calls, whole), (CALLS as u64, CALLS as u64), "every call, each with its whole output");
     eprintln!(
-        "{} MB of ACP through stdin: {CALLS} tool calls, peak RSS {peak_kib} KiB, {:.0} MB/s (informational)",
+        "{} MB of ACP through stdin: {CALLS} tool calls, peak RSS {} KiB, {:.0} MB/s (informational)",
         written / 1_000_000,
+        piped.peak_kib,
         written as f64 / 1e6 / seconds
     );
     assert!(written > 500_000_000, "{written} bytes");
-    assert!(peak_kib < LIMIT_KIB, "peak RSS {peak_kib} KiB");
+    assert!(piped.peak_kib < LIMIT_KIB, "peak RSS {} KiB", piped.peak_kib);
 }

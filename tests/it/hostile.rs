@@ -1,7 +1,7 @@
 //! Hostile input through the command line: each case gets an anomaly (or
 //! error) naming the line, and the rest of the input is still processed.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::thread;
 
@@ -183,58 +183,46 @@ fn a_missing_file_is_exit_1_and_a_bad_option_exit_2() {
 #[test]
 #[ignore = "256 MiB: run in release mode"]
 fn streaming_256_mib_through_stdin_keeps_memory_bounded() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
     const TOTAL: usize = 256 << 20;
     const LIMIT_KIB: u64 = 16 << 10;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_roundup"))
-        .args(["replay", "-q", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = thread::spawn(move || {
-        let (mut rounds, mut buf, mut carry) = (0u64, vec![0u8; 1 << 16], Vec::new());
-        loop {
-            let n = stdout.read(&mut buf).unwrap();
-            if n == 0 {
-                break;
-            }
-            carry.extend_from_slice(&buf[..n]);
-            while let Some(at) = carry.iter().position(|b| *b == b'\n') {
-                if carry.starts_with(b"{\"type\":\"round\"") {
-                    rounds += 1;
+    let delivered = Arc::new(AtomicU64::new(0));
+    let counted = Arc::clone(&delivered);
+    let mut rounds = 0u64;
+    let piped = roundup_testkit::pipe_through(
+        env!("CARGO_BIN_EXE_roundup"),
+        &["replay", "-q", "-"],
+        |stdin| {
+            let mut written = 0usize;
+            let text = "x".repeat(200);
+            while written < TOTAL {
+                let chunk = format!(
+                    "{{\"op\":\"message\",\"text\":\"{text}\",\"session\":\"s{s}\"}}\n\
+                     {{\"op\":\"tool_call\",\"id\":\"t{rounds}\",\"title\":\"bash\",\"session\":\"s{s}\"}}\n\
+                     {{\"op\":\"tool_update\",\"id\":\"t{rounds}\",\"content\":\"{text}\",\"status\":\"completed\",\"session\":\"s{s}\"}}\n",
+                    s = rounds % 16
+                );
+                stdin.write_all(chunk.as_bytes()).unwrap();
+                written += chunk.len();
+                rounds += 1;
+                if rounds % 16_000 < 16 {
+                    let start = format!("{{\"op\":\"start\",\"session\":\"s{}\"}}\n", rounds % 16);
+                    stdin.write_all(start.as_bytes()).unwrap();
+                    written += start.len();
                 }
-                carry.drain(..=at);
             }
-        }
-        rounds
-    });
-    let mut stdin = child.stdin.take().unwrap();
-    let (mut written, mut rounds) = (0usize, 0u64);
-    let text = "x".repeat(200);
-    while written < TOTAL {
-        let chunk = format!(
-            "{{\"op\":\"message\",\"text\":\"{text}\",\"session\":\"s{s}\"}}\n\
-             {{\"op\":\"tool_call\",\"id\":\"t{rounds}\",\"title\":\"bash\",\"session\":\"s{s}\"}}\n\
-             {{\"op\":\"tool_update\",\"id\":\"t{rounds}\",\"content\":\"{text}\",\"status\":\"completed\",\"session\":\"s{s}\"}}\n",
-            s = rounds % 16
-        );
-        stdin.write_all(chunk.as_bytes()).unwrap();
-        written += chunk.len();
-        rounds += 1;
-        if rounds % 16_000 < 16 {
-            let start = format!("{{\"op\":\"start\",\"session\":\"s{}\"}}\n", rounds % 16);
-            stdin.write_all(start.as_bytes()).unwrap();
-            written += start.len();
-        }
-    }
-    let peak_kib = roundup_testkit::peak_rss_kib(pid).expect("VmHWM in /proc/PID/status");
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
-    assert_eq!(reader.join().unwrap(), rounds);
-    eprintln!("256 MiB through stdin: {rounds} rounds, peak RSS {peak_kib} KiB");
-    assert!(peak_kib < LIMIT_KIB, "peak RSS {peak_kib} KiB");
+        },
+        move |line| {
+            if line.starts_with(b"{\"type\":\"round\"") {
+                counted.fetch_add(1, Ordering::Relaxed);
+            }
+        },
+    );
+    assert!(piped.status.success(), "{}", piped.stderr);
+    assert_eq!(delivered.load(Ordering::Relaxed), rounds);
+    eprintln!("256 MiB through stdin: {rounds} rounds, peak RSS {} KiB", piped.peak_kib);
+    assert!(piped.peak_kib < LIMIT_KIB, "peak RSS {} KiB", piped.peak_kib);
 }
 
 #[test]
@@ -261,36 +249,31 @@ fn progress_ends_with_the_totals() {
 /// after it, is all there. 64 MiB of one line under a 1 MiB limit.
 #[test]
 fn a_line_longer_than_the_limit_is_read_past() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_roundup"))
-        .args(["replay", "--max-line-bytes", "1M", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"{\"op\":\"message\",\"text\":\"before\"}\n{\"op\":\"tool_call\",\"id\":\"t\"}\n{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"ok\",\"status\":\"completed\"}\n").unwrap();
-    stdin.write_all(b"{\"op\":\"message\",\"text\":\"").unwrap();
-    let block = vec![b'x'; 1 << 20];
-    for _ in 0..64 {
-        stdin.write_all(&block).unwrap();
-    }
-    stdin.write_all(b"\"}\n{\"op\":\"message\",\"text\":\"after\"}\n").unwrap();
-    let peak_kib = roundup_testkit::peak_rss_kib(pid).expect("VmHWM");
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let lines: Vec<serde_json::Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let rounds: Vec<&serde_json::Value> =
-        lines.iter().filter(|l| l["type"] == "round").map(|l| &l["message"]).collect();
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = std::sync::Arc::clone(&lines);
+    let piped = roundup_testkit::pipe_through(
+        env!("CARGO_BIN_EXE_roundup"),
+        &["replay", "--max-line-bytes", "1M", "-"],
+        |stdin| {
+            stdin.write_all(b"{\"op\":\"message\",\"text\":\"before\"}\n{\"op\":\"tool_call\",\"id\":\"t\"}\n{\"op\":\"tool_update\",\"id\":\"t\",\"content\":\"ok\",\"status\":\"completed\"}\n").unwrap();
+            stdin.write_all(b"{\"op\":\"message\",\"text\":\"").unwrap();
+            let block = vec![b'x'; 1 << 20];
+            for _ in 0..64 {
+                stdin.write_all(&block).unwrap();
+            }
+            stdin.write_all(b"\"}\n{\"op\":\"message\",\"text\":\"after\"}\n").unwrap();
+        },
+        move |line| kept.lock().unwrap().push(serde_json::from_slice::<Value>(line).unwrap()),
+    );
+    assert!(piped.status.success());
+    let lines = lines.lock().unwrap();
+    let rounds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "round").map(|l| &l["message"]).collect();
     assert_eq!(rounds, ["before", "after"]);
     let bad = lines.iter().find(|l| l["kind"] == "bad_line").unwrap();
     let detail = bad["detail"].as_str().unwrap();
     assert!(detail.starts_with("line 4: longer than 1048576 bytes (67108891 bytes)"), "{detail}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("line 4: longer than 1048576 bytes"));
-    assert!(peak_kib < 32 << 10, "peak RSS {peak_kib} KiB for a 64 MiB line");
+    assert!(piped.stderr.contains("line 4: longer than 1048576 bytes"));
+    assert!(piped.peak_kib < 32 << 10, "peak RSS {} KiB for a 64 MiB line", piped.peak_kib);
 }
 
 #[test]

@@ -2,8 +2,6 @@
 //! restoring work, a checkpoint that cannot be read back is reported, and a
 //! million sessions replay in bounded memory.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use roundup::router::{CheckpointStore, MemoryStore};
@@ -107,43 +105,34 @@ fn the_sink_sees_every_record_type_through_the_router() {
 /// Peak RSS (KiB) of `roundup replay` over `sessions` one-message sessions
 /// streamed through stdin, with `args`.
 fn peak_rss_kib(sessions: usize, args: &[&str]) -> (u64, usize) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_roundup"))
-        .args(["replay", "-q"])
-        .args(args)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        std::io::BufReader::new(stdout).lines().filter(|l| l.as_ref().is_ok_and(|l| l.contains("\"round\""))).count()
-    });
-    let mut chunk = String::new();
-    for n in 0..sessions {
-        chunk.push_str(&format!("{{\"op\":\"message\",\"text\":\"hello from a session\",\"session\":\"s{n}\"}}\n"));
-        if chunk.len() > 1 << 16 {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let rounds = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&rounds);
+    let all_args: Vec<&str> = ["replay", "-q"].into_iter().chain(args.iter().copied()).chain(["-"]).collect();
+    let piped = roundup_testkit::pipe_through(
+        env!("CARGO_BIN_EXE_roundup"),
+        &all_args,
+        |stdin| {
+            let mut chunk = String::new();
+            for n in 0..sessions {
+                chunk.push_str(&format!(
+                    "{{\"op\":\"message\",\"text\":\"hello from a session\",\"session\":\"s{n}\"}}\n"
+                ));
+                if chunk.len() > 1 << 16 {
+                    stdin.write_all(chunk.as_bytes()).unwrap();
+                    chunk.clear();
+                }
+            }
             stdin.write_all(chunk.as_bytes()).unwrap();
-            chunk.clear();
-        }
-    }
-    stdin.write_all(chunk.as_bytes()).unwrap();
-    drop(stdin);
-    // VmHWM only grows: the last reading before the process is gone.
-    let mut peak = 0;
-    while let Some(kib) = roundup_testkit::peak_rss_kib(pid) {
-        peak = kib;
-        if reader.is_finished() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let rounds = reader.join().unwrap();
-    assert!(child.wait().unwrap().success());
-    (peak, rounds)
+        },
+        move |line| {
+            if line.windows(7).any(|w| w == b"\"round\"") {
+                counted.fetch_add(1, Ordering::Relaxed);
+            }
+        },
+    );
+    assert!(piped.status.success(), "{}", piped.stderr);
+    (piped.peak_kib, rounds.load(Ordering::Relaxed))
 }
 
 /// Release only (`cargo test --release -- --ignored`): a million sessions

@@ -27,3 +27,64 @@ pub fn peak_rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// What [`pipe_through`] saw of a child process.
+#[derive(Debug)]
+pub struct Piped {
+    /// The peak resident set (KiB), read until the process ended.
+    pub peak_kib: u64,
+    pub status: std::process::ExitStatus,
+    pub stderr: String,
+}
+
+/// Runs `program` with `args`, writes its stdin with `feed` while a thread
+/// hands every stdout line (without its newline) to `on_line`, and reads
+/// its peak RSS until it ends: the harness of the tests that stream large
+/// inputs through the command line in bounded memory.
+pub fn pipe_through(
+    program: &str,
+    args: &[&str],
+    feed: impl FnOnce(&mut dyn std::io::Write),
+    mut on_line: impl FnMut(&[u8]) + Send + 'static,
+) -> Piped {
+    use std::io::{BufRead, Read};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the program runs");
+    let pid = child.id();
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let reader = std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::with_capacity(1 << 16, stdout);
+        let mut line = Vec::new();
+        while lines.read_until(b'\n', &mut line).expect("stdout reads") > 0 {
+            on_line(line.strip_suffix(b"\n").unwrap_or(&line));
+            line.clear();
+        }
+    });
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).ok();
+        text
+    });
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    feed(&mut stdin);
+    drop(stdin);
+    // VmHWM only grows: the last reading before the process is gone.
+    let mut peak_kib = 0;
+    while let Some(kib) = peak_rss_kib(pid) {
+        peak_kib = kib;
+        if reader.is_finished() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    reader.join().expect("the reader thread");
+    let status = child.wait().expect("the program ends");
+    Piped { peak_kib, status, stderr: errors.join().expect("the stderr thread") }
+}
