@@ -363,15 +363,47 @@ impl RoundBuilder {
     /// Delivers what is queued, records first, then UI events; each lane
     /// unless another thread is delivering it (which then does).
     fn deliver_queued<'a>(&'a self, mut state: MutexGuard<'a, State>) {
+        if state.pending.is_empty() && state.ui_batches.is_empty() && state.ui_overflow.is_none() {
+            return;
+        }
         let mut panicked: Option<Box<dyn Any + Send>> = None;
-        if !state.records_delivering && !state.pending.is_empty() {
+        // The hot path (a chunk of text: UI events only, nobody delivering,
+        // nothing queued before it): one batch straight to the UI lane.
+        while !state.pending.is_empty()
+            && state.pending.len() == state.pending.ui_len()
+            && !state.records_delivering
+            && !state.ui_delivering
+            && state.ui_batches.is_empty()
+            && state.ui_overflow.is_none()
+        {
+            if self.ui.is_none() || self.ui_stopped.load(Ordering::Relaxed) {
+                state.pending.clear();
+                break;
+            }
+            state.ui_delivering = true;
+            let mut batch = state.spares.pop().unwrap_or_default();
+            std::mem::swap(&mut batch, &mut state.pending);
+            drop(state);
+            self.deliver_batch(&batch, Lane::Ui, &mut panicked);
+            state = self.state.lock();
+            state.recycle(batch);
+            state.ui_delivering = false;
+            if self.ui_stopped.load(Ordering::Relaxed) {
+                state.machine.set_ui_events(false);
+            }
+        }
+        if !state.pending.is_empty() && !state.records_delivering {
             state.records_delivering = true;
             loop {
                 let mut batch = state.spares.pop().unwrap_or_default();
                 std::mem::swap(&mut batch, &mut state.pending);
-                drop(state);
-                self.deliver_batch(&batch, Lane::Records, &mut panicked);
-                state = self.state.lock();
+                // Most calls (a chunk of text) make UI events only: they
+                // skip the records lane's unlock and relock.
+                if batch.len() > batch.ui_len() {
+                    drop(state);
+                    self.deliver_batch(&batch, Lane::Records, &mut panicked);
+                    state = self.state.lock();
+                }
                 self.queue_ui(&mut state, batch);
                 if state.pending.is_empty() {
                     break;
@@ -379,7 +411,7 @@ impl RoundBuilder {
             }
             state.records_delivering = false;
         }
-        if !state.ui_delivering && (!state.ui_batches.is_empty() || state.ui_overflow.is_some()) {
+        if (!state.ui_batches.is_empty() || state.ui_overflow.is_some()) && !state.ui_delivering {
             state.ui_delivering = true;
             loop {
                 if let Some(dropped) = state.ui_overflow.take() {
