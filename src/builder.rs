@@ -7,7 +7,7 @@ use std::fmt;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::call::Call;
 use crate::clock::{Clock, SystemClock};
@@ -35,20 +35,22 @@ use crate::ui::{UiEvent, UiFlow, UiHandler};
 ///   falls that far behind is cut off (told once, through
 ///   [`UiHandler::overflowed`], and given nothing more), and the sink and
 ///   the callers never wait for it;
-/// - in each lane, if no delivery is in progress, the calling thread
-///   delivers, including whatever other threads queue meanwhile, until the
-///   lane is empty; if one is (another thread's, or this thread's own when
-///   a callback calls back into the builder), the call only queues, and the
-///   delivering thread picks it up. So a callback may call the builder
-///   without deadlock, and each consumer sees its output in state order.
+/// - a call that queued records delivers them (with what was queued before
+///   them); if another thread is delivering, it waits until its records
+///   are out, and that thread, once its own are out, hands the lane over
+///   rather than delivering the waiting caller's. So no call delivers more
+///   than one call's records of each other thread. A call made from a
+///   callback on the delivering thread only queues (no deadlock); a sink
+///   must not wait for another thread's call on the same builder;
+/// - UI events never make a caller wait: whoever finds the UI lane free
+///   delivers it;
+/// - each consumer sees its output in state order.
 ///
 /// A callback that panics does not poison anything: the rest of the queue is
-/// still delivered, then the panic resumes in the thread that was
-/// delivering. With several threads on one builder, that may be another
-/// caller's thread than the one whose call produced the output (the output
-/// was queued behind its delivery): a callback that may panic should catch
-/// its own panics if the caller matters. The round whose delivery panicked
-/// stays in the retained rounds.
+/// still delivered, then the panic resumes in the thread that delivered the
+/// output: the caller's own, unless its records went out in the batch of a
+/// caller that called after it while it waited. The round whose delivery
+/// panicked stays in the retained rounds.
 ///
 /// The clock is read outside the lock, so a [`Clock`] may itself use the
 /// builder.
@@ -74,6 +76,9 @@ use crate::ui::{UiEvent, UiFlow, UiHandler};
 /// ```
 pub struct RoundBuilder {
     state: Mutex<State>,
+    /// Signalled when a batch of records was delivered or the records lane
+    /// was let go: callers waiting for their records re-check.
+    records_done: Condvar,
     clock: Box<dyn Clock>,
     sink: Option<Box<dyn RoundSink>>,
     ui: Option<Box<dyn UiHandler>>,
@@ -93,6 +98,15 @@ struct State {
     spares: Vec<Outputs>,
     /// A thread is delivering records: new output only queues.
     records_delivering: bool,
+    /// Which thread: its own calls (from a callback) only queue.
+    records_deliverer: Option<std::thread::ThreadId>,
+    /// Callers waiting for their records to be delivered.
+    records_waiting: usize,
+    /// Calls that queued records, counted; the count of the latest one in
+    /// `pending`; the count of the latest one delivered.
+    records_queued: u64,
+    pending_upto: u64,
+    delivered_upto: u64,
     /// Batches whose records are delivered, with their UI events to go.
     ui_batches: VecDeque<Outputs>,
     /// The UI events in `ui_batches`.
@@ -133,12 +147,18 @@ impl RoundBuilder {
                 pending: Outputs::new(),
                 spares: Vec::new(),
                 records_delivering: false,
+                records_deliverer: None,
+                records_waiting: 0,
+                records_queued: 0,
+                pending_upto: 0,
+                delivered_upto: 0,
                 ui_batches: VecDeque::new(),
                 ui_queued: 0,
                 ui_delivering: false,
                 ui_overflow: None,
                 last_now: 0,
             }),
+            records_done: Condvar::new(),
             clock: Box::new(SystemClock),
             sink: None,
             ui: None,
@@ -290,8 +310,10 @@ impl RoundBuilder {
         let now = self.clock.now_ms();
         let mut state = self.state.lock();
         let state_ref = &mut *state;
+        let before = state_ref.pending.records_len();
         let was_running = state_ref.machine.finish_if_running(reason, now, &mut state_ref.pending);
-        self.deliver_queued(state);
+        let mine = state_ref.ticket(before);
+        self.deliver_queued(state, mine);
         was_running
     }
 
@@ -356,13 +378,15 @@ impl RoundBuilder {
             state.last_now = now;
         }
         let state_ref = &mut *state;
+        let before = state_ref.pending.records_len();
         state_ref.machine.handle(call, state_ref.last_now, &mut state_ref.pending);
-        self.deliver_queued(state);
+        let mine = state_ref.ticket(before);
+        self.deliver_queued(state, mine);
     }
 
     /// Delivers what is queued, records first, then UI events; each lane
     /// unless another thread is delivering it (which then does).
-    fn deliver_queued<'a>(&'a self, mut state: MutexGuard<'a, State>) {
+    fn deliver_queued<'a>(&'a self, mut state: MutexGuard<'a, State>, mine: Option<u64>) {
         if state.pending.is_empty() && state.ui_batches.is_empty() && state.ui_overflow.is_none() {
             return;
         }
@@ -392,24 +416,8 @@ impl RoundBuilder {
                 state.machine.set_ui_events(false);
             }
         }
-        if !state.pending.is_empty() && !state.records_delivering {
-            state.records_delivering = true;
-            loop {
-                let mut batch = state.spares.pop().unwrap_or_default();
-                std::mem::swap(&mut batch, &mut state.pending);
-                // Most calls (a chunk of text) make UI events only: they
-                // skip the records lane's unlock and relock.
-                if batch.len() > batch.ui_len() {
-                    drop(state);
-                    self.deliver_batch(&batch, Lane::Records, &mut panicked);
-                    state = self.state.lock();
-                }
-                self.queue_ui(&mut state, batch);
-                if state.pending.is_empty() {
-                    break;
-                }
-            }
-            state.records_delivering = false;
+        if !state.pending.is_empty() {
+            state = self.deliver_records(state, mine, &mut panicked);
         }
         if (!state.ui_batches.is_empty() || state.ui_overflow.is_some()) && !state.ui_delivering {
             state.ui_delivering = true;
@@ -440,6 +448,65 @@ impl RoundBuilder {
         if let Some(payload) = panicked {
             resume_unwind(payload);
         }
+    }
+
+    /// The records lane. A caller whose call queued records delivers them
+    /// (with what others queued before), or waits until the thread that is
+    /// delivering has; after its own, it hands the lane to a waiting caller
+    /// rather than delivering theirs. So a caller delivers at most one batch
+    /// of other threads' records: those queued before its own call, at most
+    /// one call per other thread (each waits for its own). A call made by
+    /// the delivering thread itself (from a callback) only queues.
+    fn deliver_records<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        mine: Option<u64>,
+        panicked: &mut Option<Box<dyn Any + Send>>,
+    ) -> MutexGuard<'a, State> {
+        let delivered = |state: &State| mine.map_or(true, |mine| state.delivered_upto >= mine);
+        loop {
+            if state.records_delivering {
+                if delivered(&state) || state.records_deliverer == Some(std::thread::current().id()) {
+                    return state;
+                }
+                state.records_waiting += 1;
+                self.records_done.wait(&mut state);
+                state.records_waiting -= 1;
+                continue;
+            }
+            if state.pending.is_empty() || (delivered(&state) && state.records_waiting > 0) {
+                return state;
+            }
+            break;
+        }
+        state.records_delivering = true;
+        state.records_deliverer = Some(std::thread::current().id());
+        loop {
+            let mut batch = state.spares.pop().unwrap_or_default();
+            std::mem::swap(&mut batch, &mut state.pending);
+            let upto = state.pending_upto;
+            // Most calls (a chunk of text) make UI events only: they skip
+            // the records lane's unlock and relock.
+            if batch.len() > batch.ui_len() {
+                drop(state);
+                self.deliver_batch(&batch, Lane::Records, panicked);
+                state = self.state.lock();
+            }
+            state.delivered_upto = state.delivered_upto.max(upto);
+            self.queue_ui(&mut state, batch);
+            if state.records_waiting > 0 {
+                self.records_done.notify_all();
+            }
+            // Done when nothing is left, or when this caller's own records
+            // are out and a waiting caller can take the rest.
+            if state.pending.is_empty() || (delivered(&state) && state.records_waiting > 0) {
+                break;
+            }
+        }
+        state.records_delivering = false;
+        state.records_deliverer = None;
+        self.records_done.notify_all();
+        state
     }
 
     /// Puts a batch whose records went out into the UI lane, or cuts the UI
@@ -509,6 +576,17 @@ impl RoundBuilder {
 }
 
 impl State {
+    /// The ticket of a call that queued records (`before`: the records
+    /// pending before it), for waiting until they are delivered.
+    fn ticket(&mut self, before: usize) -> Option<u64> {
+        if self.pending.records_len() == before {
+            return None;
+        }
+        self.records_queued += 1;
+        self.pending_upto = self.records_queued;
+        Some(self.records_queued)
+    }
+
     /// Keeps an emptied buffer for its capacity (a few: the rest are freed).
     fn recycle(&mut self, mut batch: Outputs) {
         if self.spares.len() < 4 {

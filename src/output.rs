@@ -111,6 +111,11 @@ impl Outputs {
         self.ui_len
     }
 
+    /// How many of the outputs held are records.
+    pub(crate) fn records_len(&self) -> usize {
+        self.items.len() - self.ui_len
+    }
+
     /// Whether the output at position `i` is a UI event (without building
     /// it).
     pub(crate) fn is_ui(&self, i: usize) -> bool {

@@ -448,23 +448,25 @@ fn a_clock_that_reads_the_builder_does_not_deadlock() {
     });
 }
 
-/// The documented rule for panics with several threads: a panic in a
-/// callback resumes in the thread that was delivering, which can be another
-/// caller's; the caller whose output it was returns normally, and nothing
-/// is lost.
+/// The rule for panics with several threads: a panic in a callback resumes
+/// in the thread that delivered the output. Each caller delivers its own
+/// records (a caller that finds a delivery in progress waits, and the
+/// delivering thread hands the lane over after its own), so B's failing
+/// round panics in B, not in A which was delivering when B called; the
+/// output of both reaches the sink.
 #[test]
-fn a_callback_panic_resumes_in_the_delivering_thread() {
+fn a_callback_panic_resumes_in_the_thread_that_delivered_it() {
     use std::sync::mpsc;
-    let (queued_tx, queued_rx) = mpsc::channel::<()>();
-    let queued_rx = parking_lot::Mutex::new(queued_rx);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = parking_lot::Mutex::new(release_rx);
     let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let log = Arc::clone(&seen);
     let builder = Arc::new(RoundBuilder::new().with_sink(move |record: SinkRecord<'_>| {
         if let SinkRecord::Round(round) = record {
             log.lock().push(round.message.clone());
             match round.message.as_str() {
-                // A's round: hold the delivery until B has queued its own.
-                "from A" => queued_rx.lock().recv().unwrap(),
+                // A's round: hold A's delivery while B calls.
+                "from A" => release_rx.lock().recv().unwrap(),
                 "from B" => panic!("the sink fails on B's round"),
                 _ => {}
             }
@@ -485,16 +487,20 @@ fn a_callback_panic_resumes_in_the_delivering_thread() {
         while seen.lock().is_empty() {
             thread::yield_now();
         }
+        let releaser = thread::spawn(move || {
+            thread::sleep(std::time::Duration::from_millis(100));
+            release_tx.send(()).unwrap();
+        });
         builder.start();
         let b_panicked = catch_unwind(AssertUnwindSafe(|| {
             builder.message("from B");
             builder.finish(FinishReason::Interrupted);
         }))
         .is_err();
-        queued_tx.send(()).unwrap();
+        releaser.join().unwrap();
         let a_panicked = a.join().unwrap();
-        assert!(!b_panicked, "B's call only queued its output");
-        assert!(a_panicked, "the panic resumed in A, which delivered B's round");
+        assert!(b_panicked, "B's round was delivered by B, and its panic resumed there");
+        assert!(!a_panicked, "A delivered only its own round");
         assert_eq!(*seen.lock(), ["from A", "from B"], "both rounds reached the sink");
         builder.start();
         builder.message("after");
@@ -581,5 +587,58 @@ fn a_blocked_ui_handler_stalls_neither_the_sink_nor_the_callers() {
         assert!(overflowed[0] > 1_000, "{overflowed:?}");
         let events = ui.events.load(Ordering::SeqCst);
         assert!(events <= 1_001, "{events} events: nothing after the cut-off beyond the queue");
+    });
+}
+
+/// Issue 14: the time a caller spends delivering other threads' output is
+/// bounded. With a slow sink and four threads making records as fast as
+/// they can, no call delivers more than one record of each other thread
+/// (one batch: each other thread has one call in flight, waiting for its
+/// own records, and a caller hands the lane over once its own are out).
+#[test]
+fn a_call_delivers_at_most_one_call_of_each_other_thread() {
+    use std::cell::Cell;
+    use std::collections::HashMap;
+    const THREADS: usize = 4;
+    const CALLS: usize = 150;
+    thread_local! {
+        /// The call this thread is making: (thread number, call number).
+        static CALLING: Cell<(usize, usize)> = const { Cell::new((usize::MAX, 0)) };
+    }
+    let deliveries = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let log = Arc::clone(&deliveries);
+    let builder = Arc::new(RoundBuilder::new().retain_rounds(false).with_sink(move |record: SinkRecord<'_>| {
+        // One record per call, naming its thread: an anomaly reported by
+        // the caller. A slow sink: each record takes a while to persist.
+        if let SinkRecord::Anomaly(anomaly) = record {
+            thread::sleep(std::time::Duration::from_micros(200));
+            let producer: usize = anomaly.detail.trim_start_matches('T').parse().unwrap();
+            log.lock().push((CALLING.with(Cell::get), producer));
+        }
+    }));
+    with_watchdog(60, move || {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let builder = Arc::clone(&builder);
+                thread::spawn(move || {
+                    let detail = format!("T{t}");
+                    for n in 0..CALLS {
+                        CALLING.with(|c| c.set((t, n)));
+                        builder.anomaly(roundup::AnomalyKind::ProtocolError, None, &detail);
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        let deliveries = deliveries.lock();
+        assert_eq!(deliveries.len(), THREADS * CALLS, "every record reached the sink");
+        let mut others_per_call: HashMap<(usize, usize), usize> = HashMap::new();
+        for ((t, n), producer) in deliveries.iter() {
+            if *producer != *t {
+                *others_per_call.entry((*t, *n)).or_default() += 1;
+            }
+        }
+        let worst = others_per_call.values().max().copied().unwrap_or(0);
+        assert!(worst < THREADS, "a call delivered {worst} records of other threads");
     });
 }
