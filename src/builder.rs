@@ -96,16 +96,14 @@ struct State {
     pending: Outputs,
     /// Empty buffers kept for their capacity.
     spares: Vec<Outputs>,
-    /// A thread is delivering records: new output only queues.
-    records_delivering: bool,
-    /// Which thread: its own calls (from a callback) only queue.
+    /// The thread delivering records, if one is: new output only queues,
+    /// and its own calls (from a callback) do not wait.
     records_deliverer: Option<std::thread::ThreadId>,
     /// Callers waiting for their records to be delivered.
     records_waiting: usize,
-    /// Calls that queued records, counted; the count of the latest one in
-    /// `pending`; the count of the latest one delivered.
+    /// Calls that queued records, counted (the latest is in `pending` until
+    /// a deliverer takes it); the count of the latest one delivered.
     records_queued: u64,
-    pending_upto: u64,
     delivered_upto: u64,
     /// Batches whose records are delivered, with their UI events to go.
     ui_batches: VecDeque<Outputs>,
@@ -146,11 +144,9 @@ impl RoundBuilder {
                 machine: RoundMachine::new(options),
                 pending: Outputs::new(),
                 spares: Vec::new(),
-                records_delivering: false,
                 records_deliverer: None,
                 records_waiting: 0,
                 records_queued: 0,
-                pending_upto: 0,
                 delivered_upto: 0,
                 ui_batches: VecDeque::new(),
                 ui_queued: 0,
@@ -395,7 +391,7 @@ impl RoundBuilder {
         // nothing queued before it): one batch straight to the UI lane.
         while !state.pending.is_empty()
             && state.pending.len() == state.pending.ui_len()
-            && !state.records_delivering
+            && state.records_deliverer.is_none()
             && !state.ui_delivering
             && state.ui_batches.is_empty()
             && state.ui_overflow.is_none()
@@ -433,7 +429,7 @@ impl RoundBuilder {
                     state = self.state.lock();
                 }
                 let Some(batch) = state.ui_batches.pop_front() else { break };
-                state.ui_queued -= ui_events(&batch);
+                state.ui_queued -= batch.ui_len();
                 drop(state);
                 self.deliver_batch(&batch, Lane::Ui, &mut panicked);
                 state = self.state.lock();
@@ -465,7 +461,7 @@ impl RoundBuilder {
     ) -> MutexGuard<'a, State> {
         let delivered = |state: &State| mine.map_or(true, |mine| state.delivered_upto >= mine);
         loop {
-            if state.records_delivering {
+            if state.records_deliverer.is_some() {
                 if delivered(&state) || state.records_deliverer == Some(std::thread::current().id()) {
                     return state;
                 }
@@ -479,12 +475,11 @@ impl RoundBuilder {
             }
             break;
         }
-        state.records_delivering = true;
         state.records_deliverer = Some(std::thread::current().id());
         loop {
             let mut batch = state.spares.pop().unwrap_or_default();
             std::mem::swap(&mut batch, &mut state.pending);
-            let upto = state.pending_upto;
+            let upto = state.records_queued;
             // Most calls (a chunk of text) make UI events only: they skip
             // the records lane's unlock and relock.
             if batch.len() > batch.ui_len() {
@@ -503,7 +498,6 @@ impl RoundBuilder {
                 break;
             }
         }
-        state.records_delivering = false;
         state.records_deliverer = None;
         self.records_done.notify_all();
         state
@@ -515,7 +509,7 @@ impl RoundBuilder {
         if self.ui.is_none() || self.ui_stopped.load(Ordering::Relaxed) {
             return state.recycle(batch);
         }
-        let events = ui_events(&batch);
+        let events = batch.ui_len();
         if events == 0 {
             return state.recycle(batch);
         }
@@ -583,7 +577,6 @@ impl State {
             return None;
         }
         self.records_queued += 1;
-        self.pending_upto = self.records_queued;
         Some(self.records_queued)
     }
 
@@ -601,11 +594,6 @@ impl State {
 enum Lane {
     Records,
     Ui,
-}
-
-/// The UI events of a batch.
-fn ui_events(batch: &Outputs) -> usize {
-    batch.ui_len()
 }
 
 impl StreamHandler for RoundBuilder {
