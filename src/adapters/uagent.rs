@@ -290,12 +290,8 @@ impl Adapter for UagentAdapter {
     /// Session events after the last run have no run to belong to: they are
     /// reported (anomaly `after_finish`, with the events) rather than lost.
     fn end(&mut self, calls: &mut dyn CallSink) {
-        self.flush_run_lists(calls);
-        if self.in_run {
-            // A run cut short: its statistics as far as it went.
-            let meta = one("uagent_stats", self.stats.to_json(None));
-            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
-        } else if !self.stats.warnings.is_empty() {
+        self.wrap_up(calls);
+        if !self.in_run && !self.stats.warnings.is_empty() {
             let warnings = std::mem::take(&mut self.stats.warnings);
             self.session_events.push(json!({"type": "preflight_warning", "messages": warnings}));
         }
@@ -339,13 +335,7 @@ impl UagentAdapter {
         };
         match kind {
             "run_started" => {
-                self.flush_run_lists(calls);
-                if self.in_run {
-                    // The last run never finished: its statistics as far as
-                    // it went, before the machine interrupts it.
-                    let meta = one("uagent_stats", self.stats.to_json(None));
-                    calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
-                }
+                self.wrap_up(calls);
                 let session = event.get("session_id").and_then(Value::as_str).map(str::to_owned).or(self.session.take());
                 let session_events = std::mem::take(&mut self.session_events);
                 // Warnings of the preflight, before the run, are the run's.
@@ -514,6 +504,17 @@ impl UagentAdapter {
         self.session_events.push(Value::Object(kept));
         if self.in_run {
             let meta = one("uah_session_events", Value::Array(self.session_events.clone()));
+            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
+        }
+    }
+
+    /// Before something else begins (another run, the end of the stream):
+    /// the run's lists, and, for a run still open (cut short, never
+    /// finished), its statistics as far as it went.
+    fn wrap_up(&mut self, calls: &mut dyn CallSink) {
+        self.flush_run_lists(calls);
+        if self.in_run {
+            let meta = one("uagent_stats", self.stats.to_json(None));
             calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
         }
     }
