@@ -769,9 +769,8 @@ impl AcpAdapter {
             // A tool call ends a message: text after it is a new message.
             state.last_message_id = None;
         }
-        let known = self.calls.get(&root).and_then(|c| c.get(id)).is_some();
-        let redeclared = declare && self.calls.get(&root).and_then(|c| c.get(id)).is_some_and(|c| c.done);
-        if (declare && (!known || redeclared)) || (!known && !title.is_empty()) {
+        let done = self.calls.get(&root).and_then(|c| c.get(id)).map(|c| c.done);
+        if (declare && done != Some(false)) || (done.is_none() && !title.is_empty()) {
             // A declaration, or an update that names an unknown call with a
             // title (an upsert); a `tool_call` for an id that already has
             // its result declares a new call (SPEC §6).
@@ -784,11 +783,7 @@ impl AcpAdapter {
             return self.undeclared(session, id, update, update_meta, calls);
         };
         let mut meta = update_meta.rest;
-        for (field, raw) in [("kind", update.kind), ("locations", update.locations), ("rawOutput", update.raw_output)] {
-            if let Some(raw) = raw {
-                meta.insert(field.into(), wire::value(raw));
-            }
-        }
+        raw_fields(&mut meta, [("kind", update.kind), ("locations", update.locations), ("rawOutput", update.raw_output)]);
         if state.done && !declare {
             // After the result: what changes is metadata, and a second
             // terminal a duplicate the machine reports.
@@ -800,17 +795,15 @@ impl AcpAdapter {
             // machine reports: its content, else its rawOutput.
             let mut duplicate = String::new();
             if status.is_some() {
-                duplicate = update.content.and_then(render).map(|r| r.text).unwrap_or_default();
-                if let Some(raw_output) = update.raw_output.filter(|_| duplicate.is_empty()) {
-                    duplicate = wire::text(raw_output).into_owned();
+                let rendered = update.content.and_then(render).map(|r| r.text).unwrap_or_default();
+                let from_raw_output;
+                (duplicate, from_raw_output) = result_text(rendered, update.raw_output);
+                if from_raw_output {
                     meta.remove("rawOutput");
                 }
             }
-            for (field, raw) in [("rawInput", update.raw_input), ("content", update.content)] {
-                if let Some(raw) = raw.filter(|_| field != "content" || duplicate.is_empty()) {
-                    meta.insert(field.into(), wire::value(raw));
-                }
-            }
+            let content = update.content.filter(|_| duplicate.is_empty());
+            raw_fields(&mut meta, [("rawInput", update.raw_input), ("content", content)]);
             // Terminal output after the result has no call to go to: the
             // machine reports it with the output (SPEC rule 13), each piece.
             for (data, replace) in [(&update_meta.terminal_whole, true), (&update_meta.terminal_delta, false)] {
@@ -910,16 +903,15 @@ impl AcpAdapter {
     /// `undeclared_terminal` with the result) and nothing is lost.
     fn undeclared(&mut self, session: &str, id: &str, update: &Update<'_>, update_meta: UpdateMeta<'_>, calls: &mut dyn CallSink) {
         let mut meta = update_meta.rest;
-        for (field, raw) in [
-            ("kind", update.kind),
-            ("locations", update.locations),
-            ("rawOutput", update.raw_output),
-            ("rawInput", update.raw_input),
-        ] {
-            if let Some(raw) = raw {
-                meta.insert(field.into(), wire::value(raw));
-            }
-        }
+        raw_fields(
+            &mut meta,
+            [
+                ("kind", update.kind),
+                ("locations", update.locations),
+                ("rawOutput", update.raw_output),
+                ("rawInput", update.raw_input),
+            ],
+        );
         let content = update.content.and_then(render);
         if let Some(content) = update.content.filter(|_| content.as_ref().map_or(true, |r| r.unrendered)) {
             meta.insert("content".into(), wire::value(content));
@@ -932,10 +924,7 @@ impl AcpAdapter {
         }
         match (update.status.as_deref(), terminal_status(update.status.as_deref())) {
             (_, Some(status)) => {
-                let mut text = content.map(|r| r.text).unwrap_or_default();
-                if text.is_empty() {
-                    text = update.raw_output.map(|raw| wire::text(raw).into_owned()).unwrap_or_default();
-                }
+                let (text, _) = result_text(content.map(|r| r.text).unwrap_or_default(), update.raw_output);
                 calls.call(Some(session), Call::ToolUpdate { id, content: &text, status });
             }
             (None | Some("pending" | "in_progress"), None) => {}
@@ -1098,6 +1087,26 @@ fn whole_update(payload: &[u8], bare: bool) -> Value {
     let Ok(mut line) = serde_json::from_slice::<Value>(payload) else { return Value::Null };
     let update = if bare { line.get_mut("update") } else { line.pointer_mut("/params/update") };
     update.map(Value::take).unwrap_or(Value::Null)
+}
+
+/// Raw fields an update has, as metadata under their own names.
+fn raw_fields<const N: usize>(meta: &mut Meta, fields: [(&str, Option<&RawValue>); N]) {
+    for (field, raw) in fields {
+        if let Some(raw) = raw {
+            meta.insert(field.into(), wire::value(raw));
+        }
+    }
+}
+
+/// What an update carries as a tool's result, for the machine to report
+/// when it cannot be the result (a duplicate, an undeclared call): its
+/// rendered content, else its `rawOutput` as text; and whether it is the
+/// `rawOutput`.
+fn result_text(rendered: String, raw_output: Option<&RawValue>) -> (String, bool) {
+    match raw_output.filter(|_| rendered.is_empty()) {
+        Some(raw) => (wire::text(raw).into_owned(), true),
+        None => (rendered, false),
+    }
 }
 
 fn terminal_status(status: Option<&str>) -> Option<ToolCallStatus> {
