@@ -265,9 +265,9 @@ pub fn replay(
         while let Some(end) = memchr::memchr(b'\n', rest) {
             let (line, after) = rest.split_at(end + 1);
             if let Some(skipped) = skipping.take() {
-                replay.oversized(skipped + line.len() as u64, limit, observer);
+                replay.oversized(skipped + line.len() as u64, observer);
             } else if partial.len() + line.len() > limit.saturating_add(1) {
-                replay.oversized((partial.len() + line.len()) as u64, limit, observer);
+                replay.oversized((partial.len() + line.len()) as u64, observer);
                 partial = Vec::new();
             } else if partial.is_empty() {
                 replay.line(line, observer);
@@ -300,7 +300,7 @@ pub fn replay(
         replay.flush(&mut output)?;
     }
     if let Some(skipped) = skipping {
-        replay.oversized(skipped, limit, observer);
+        replay.oversized(skipped, observer);
     } else if !partial.is_empty() {
         replay.line(&partial, observer);
     }
@@ -388,8 +388,7 @@ impl Replay {
     /// Decodes the SSE event gathered so far, if any.
     fn end_event(&mut self, observer: &mut dyn ReplayObserver) {
         if let Some(bytes) = self.event_oversized.take() {
-            let (number, limit) = (self.event_line, self.max_line_bytes);
-            return self.too_long(number, bytes, limit, "event", observer);
+            return self.too_long("event", self.event_line, bytes, observer);
         }
         if self.event.is_empty() {
             return;
@@ -401,22 +400,19 @@ impl Replay {
     }
 
     /// A line longer than the limit, read past: counted, reported.
-    fn oversized(&mut self, bytes: u64, limit: usize, observer: &mut dyn ReplayObserver) {
+    fn oversized(&mut self, bytes: u64, observer: &mut dyn ReplayObserver) {
         self.end_event(observer);
         self.stats.lines += 1;
-        let number = self.stats.lines;
-        self.too_long(number, bytes, limit, "line", observer);
+        self.too_long("line", self.stats.lines, bytes, observer);
     }
 
-    fn too_long(&mut self, number: u64, bytes: u64, limit: usize, what: &str, observer: &mut dyn ReplayObserver) {
+    fn too_long(&mut self, what: &str, number: u64, bytes: u64, observer: &mut dyn ReplayObserver) {
         self.stats.payloads += 1;
-        self.stats.bad_lines += 1;
         let error = BadLine::new(format!(
-            "longer than {limit} bytes ({bytes} bytes): read past, not held (--max-line-bytes raises the limit)"
+            "longer than {} bytes ({bytes} bytes): read past, not held (--max-line-bytes raises the limit)",
+            self.max_line_bytes
         ));
-        let detail = format!("{what} {number}: {}", error.reason);
-        self.sessions.get(None).anomaly(AnomalyKind::BadLine, None, &detail);
-        observer.bad_line(number, &error);
+        self.bad(what, number, &error, observer);
     }
 
     /// Translates one payload (a JSON value) found at line `number`; a bad
@@ -452,16 +448,22 @@ impl Replay {
         if self.stats.bad_lines_look_like.is_none() {
             self.stats.bad_lines_look_like = InputFormat::recognise(payload);
         }
+        self.bad("line", number, &error, observer);
+    }
+
+    /// A payload (`what` at line `number`) that cannot be read: counted,
+    /// an anomaly `bad_line` of its session that says where and why, and
+    /// the observer told.
+    fn bad(&mut self, what: &str, number: u64, error: &BadLine, observer: &mut dyn ReplayObserver) {
         self.stats.bad_lines += 1;
         if let Some(at_ms) = error.at_ms {
             self.sessions.set_clock(at_ms);
         }
-        let detail = format!("line {number}: {}", error.reason);
+        let detail = format!("{what} {number}: {}", error.reason);
         self.sessions.get(error.session.as_deref()).anomaly(AnomalyKind::BadLine, None, &detail);
-        observer.bad_line(number, &error);
+        observer.bad_line(number, error);
     }
 
-    /// End of input: the last SSE event, then the sessions' ends.
     /// End of input: the last SSE event, then every session's open run
     /// finishes, in order of first appearance, the output written out as
     /// it grows (a million sessions' final rounds are never held at once).
