@@ -27,6 +27,7 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
+use smallvec::SmallVec;
 
 use super::{Encoder, Frames, OutputFormat, Reads};
 use crate::ui::UiEvent;
@@ -84,7 +85,8 @@ impl Encoder for DeepworkEncoder {
                 events
             }
         };
-        let mut batch = Vec::new();
+        // At most two events (a held-back input, then the result): inline.
+        let mut batch = Events::new();
         events.events(event, at_ms, &mut batch);
         for mut event in batch {
             if let Some(session) = session {
@@ -94,6 +96,9 @@ impl Encoder for DeepworkEncoder {
         }
     }
 }
+
+/// The deepwork Events one UI event becomes.
+type Events = SmallVec<[Value; 2]>;
 
 /// One session's deepwork numbering, and its current run's tool calls.
 #[derive(Debug, Default)]
@@ -118,7 +123,7 @@ impl SessionEvents {
     /// `out`: none for UI events deepwork has no Event for (starts and ends
     /// of text, round ends) and for held-back argument deltas; two for a
     /// result whose final input was held back.
-    fn events(&mut self, event: &UiEvent<'_>, ts_ms: u64, out: &mut Vec<Value>) {
+    fn events(&mut self, event: &UiEvent<'_>, ts_ms: u64, out: &mut Events) {
         let event = match *event {
             UiEvent::MessageDelta { text } => json!({"kind": "text", "content": text}),
             UiEvent::ThoughtDelta { text } => json!({"kind": "thinking", "content": text}),
@@ -195,7 +200,7 @@ impl SessionEvents {
 
     /// The final input, before a call's result, when streamed arguments
     /// were held back.
-    fn final_input(&mut self, id: &str, ts_ms: u64, out: &mut Vec<Value>) {
+    fn final_input(&mut self, id: &str, ts_ms: u64, out: &mut Events) {
         if self.tools.get(id).is_some_and(|t| t.sent != t.args.len()) {
             let start = self.tool_start(id);
             out.push(self.stamp(start, ts_ms));
