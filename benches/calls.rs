@@ -116,3 +116,21 @@ fn builder_sink_and_ui(b: Bencher, kind: &str) {
 fn builder_sink_and_ui_manual_clock(b: Bencher, kind: &str) {
     run_builder(b, builder(ManualClock::new(0), true), kind)
 }
+
+/// As `builder_sink_and_ui`, with the no-op UI handler on a
+/// [`roundup::UiThread`]: what a caller pays per UI event when the handler
+/// runs on a thread of its own (a copy into the thread's buffer), which is
+/// also all a caller ever spends on another thread's UI event.
+#[divan::bench(args = KINDS, sample_size = 1000, sample_count = 200)]
+fn builder_sink_and_ui_thread(b: Bencher, kind: &str) {
+    let noop = |event: &UiEvent<'_>| {
+        black_box(event);
+        UiFlow::Continue
+    };
+    let (ui, delivery) = roundup::UiThread::spawn(noop, 1 << 20).expect("a thread");
+    let builder = RoundBuilder::new().retain_rounds(false).with_ui_handler(ui).with_sink(|record: SinkRecord<'_>| {
+        black_box(record);
+    });
+    run_builder(b, builder, kind);
+    let _ = delivery;
+}

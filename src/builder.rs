@@ -43,7 +43,10 @@ use crate::ui::{UiEvent, UiFlow, UiHandler};
 ///   callback on the delivering thread only queues (no deadlock); a sink
 ///   must not wait for another thread's call on the same builder;
 /// - UI events never make a caller wait: whoever finds the UI lane free
-///   delivers it;
+///   delivers it, other threads' events included (at most the queue's
+///   capacity). A handler that may be slow belongs on a
+///   [`UiThread`](crate::UiThread): no caller then runs it, and what a
+///   caller spends on another thread's event is one copy;
 /// - each consumer sees its output in state order.
 ///
 /// A callback that panics does not poison anything: the rest of the queue is
@@ -584,6 +587,7 @@ impl State {
     fn recycle(&mut self, mut batch: Outputs) {
         if self.spares.len() < 4 {
             batch.clear();
+            batch.release_outlier();
             self.spares.push(batch);
         }
     }

@@ -113,6 +113,7 @@ mod record;
 mod replay;
 mod sink;
 mod ui;
+mod ui_thread;
 mod wire;
 
 pub mod adapters;
@@ -143,6 +144,7 @@ pub use replay::{replay, ReplayError, ReplayObserver, ReplayOptions, ReplayStats
 pub use router::Router;
 pub use sink::{RoundSink, SinkRecord};
 pub use ui::{UiEvent, UiFlow, UiHandler};
+pub use ui_thread::{UiDelivery, UiThread};
 pub use wire::{write_record, write_summary, write_ui_event, OutputLine};
 
 /// The README's Rust examples are compiled and run as doc tests.

@@ -106,6 +106,14 @@ impl Outputs {
         self.ui_len = 0;
     }
 
+    /// Gives back memory beyond what ordinary calls need, after an outlier
+    /// (a chunk of megabytes, a call that closed a thousand rounds): a
+    /// buffer kept for reuse would otherwise hold it for good.
+    pub(crate) fn release_outlier(&mut self) {
+        self.text.shrink_to(1 << 20);
+        self.items.shrink_to(1 << 12);
+    }
+
     /// How many of the outputs held are UI events.
     pub(crate) fn ui_len(&self) -> usize {
         self.ui_len

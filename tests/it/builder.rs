@@ -642,3 +642,123 @@ fn a_call_delivers_at_most_one_call_of_each_other_thread() {
         assert!(worst < THREADS, "a call delivered {worst} records of other threads");
     });
 }
+
+/// Issue 14: with the UI handler on a [`roundup::UiThread`], no caller runs
+/// a UI callback: four threads stream text while the handler is stuck in
+/// its first event, and every call returns; once released, the handler gets
+/// every event, in each thread's order, on the delivery thread.
+#[test]
+fn with_a_ui_thread_no_caller_runs_a_ui_callback() {
+    use std::sync::mpsc;
+    const THREADS: usize = 4;
+    const CALLS: usize = 500;
+    let (entered_tx, entered_rx) = mpsc::sync_channel(1);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = parking_lot::Mutex::new(release_rx);
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let handler = move |event: &UiEvent<'_>| {
+        let mut log = log.lock();
+        if log.is_empty() {
+            entered_tx.send(()).unwrap();
+            release_rx.lock().recv().unwrap();
+        }
+        log.push((thread::current().name().map(str::to_owned), serde_json::to_value(event).unwrap()));
+        UiFlow::Continue
+    };
+    let (ui, delivery) = roundup::UiThread::spawn(handler, 1 << 20).unwrap();
+    let builder = Arc::new(RoundBuilder::new().retain_rounds(false).with_ui_handler(ui));
+    with_watchdog(30, move || {
+        builder.message("first");
+        entered_rx.recv().unwrap();
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let builder = Arc::clone(&builder);
+                thread::spawn(move || (0..CALLS).for_each(|n| builder.message(&format!("T{t}-{n} "))))
+            })
+            .collect();
+        // Every call returns while the handler is stuck.
+        workers.into_iter().for_each(|w| w.join().unwrap());
+        release_tx.send(()).unwrap();
+        drop(builder);
+        delivery.join().unwrap();
+        let seen = seen.lock();
+        assert!(seen.iter().all(|(name, _)| name.as_deref() == Some("roundup-ui")), "a caller ran the handler");
+        let deltas: Vec<&str> = seen.iter().filter_map(|(_, e)| e.get("text").and_then(Value::as_str)).collect();
+        assert_eq!(deltas.len(), 1 + THREADS * CALLS, "every event delivered");
+        for t in 0..THREADS {
+            let mine: Vec<&str> = deltas.iter().copied().filter(|d| d.starts_with(&format!("T{t}-"))).collect();
+            let expected: Vec<String> = (0..CALLS).map(|n| format!("T{t}-{n} ")).collect();
+            assert_eq!(mine, expected, "thread {t}'s events in its order");
+        }
+    });
+}
+
+/// A handler on a [`roundup::UiThread`] that falls more than its capacity
+/// behind is cut off and told once; one that panics has the panic reported
+/// by `join`, and the events after it are still delivered.
+#[test]
+fn a_ui_thread_cuts_off_a_laggard_and_reports_a_panic() {
+    use std::sync::mpsc;
+    let (entered_tx, entered_rx) = mpsc::sync_channel(1);
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    struct Stuck {
+        entered: mpsc::SyncSender<()>,
+        release: parking_lot::Mutex<mpsc::Receiver<()>>,
+        events: AtomicUsize,
+        overflowed: Arc<parking_lot::Mutex<Vec<usize>>>,
+    }
+    impl roundup::UiHandler for Stuck {
+        fn event(&self, _: &UiEvent<'_>) -> UiFlow {
+            if self.events.fetch_add(1, Ordering::SeqCst) == 0 {
+                self.entered.send(()).unwrap();
+                self.release.lock().recv().unwrap();
+            }
+            UiFlow::Continue
+        }
+        fn overflowed(&self, dropped: usize) {
+            self.overflowed.lock().push(dropped);
+        }
+    }
+    let overflowed = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let stuck = Stuck {
+        entered: entered_tx,
+        release: parking_lot::Mutex::new(release_rx),
+        events: AtomicUsize::new(0),
+        overflowed: Arc::clone(&overflowed),
+    };
+    let (ui, delivery) = roundup::UiThread::spawn(stuck, 10).unwrap();
+    let builder = RoundBuilder::new().with_ui_handler(ui);
+    with_watchdog(20, move || {
+        builder.message("a");
+        entered_rx.recv().unwrap();
+        for _ in 0..100 {
+            builder.message("b");
+        }
+        release_tx.send(()).unwrap();
+        builder.finish(FinishReason::Interrupted);
+        assert_eq!(builder.rounds().len(), 1, "rounds are unaffected");
+        drop(builder);
+        delivery.join().unwrap();
+        assert_eq!(overflowed.lock().clone(), vec![11], "told once: 10 queued and the one refused");
+    });
+
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&delivered);
+    let panicky = move |event: &UiEvent<'_>| {
+        count.fetch_add(1, Ordering::SeqCst);
+        if let UiEvent::MessageDelta { text: "boom" } = event {
+            panic!("the view broke");
+        }
+        UiFlow::Continue
+    };
+    let (ui, delivery) = roundup::UiThread::spawn(panicky, 100).unwrap();
+    let builder = RoundBuilder::new().with_ui_handler(ui);
+    builder.message("boom");
+    builder.message("after");
+    drop(builder);
+    let payload = delivery.join().unwrap_err();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"the view broke"));
+    // run_start, message_start, the two deltas.
+    assert_eq!(delivered.load(Ordering::SeqCst), 4);
+}
