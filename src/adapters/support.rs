@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::CallSink;
@@ -156,6 +157,68 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i128> {
     let days = era * 146_097 + doe - 719_468;
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset * 60;
     Some(i128::from(seconds) * 1_000_000_000 + nanos)
+}
+
+/// A raw value as a `serde_json::Value`, for metadata. A raw value is
+/// valid JSON by construction; `null` stands in if it ever were not.
+pub(crate) fn raw_value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// A value the protocol puts where text goes (arguments, raw output): a
+/// string is its own text, anything else its JSON as sent.
+pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
+    let json = raw.get();
+    if json.starts_with('"') {
+        if let Ok(text) = serde_json::from_str::<&str>(json) {
+            return Cow::Borrowed(text);
+        }
+        if let Ok(text) = serde_json::from_str::<String>(json) {
+            return Cow::Owned(text);
+        }
+    }
+    Cow::Borrowed(json)
+}
+
+/// An identifier as text: a string as it is, a number or a boolean as its
+/// JSON text (an agent that numbers its tool calls is still understood),
+/// `null` as none. Objects and arrays are not identifiers: an error.
+pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Scalar;
+    impl<'de> serde::de::Visitor<'de> for Scalar {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string or a number")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(serde_json::Value::from(v).to_string())))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(Scalar)
 }
 
 #[cfg(test)]
