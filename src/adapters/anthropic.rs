@@ -1,0 +1,466 @@
+//! The Anthropic Messages adapter: `message_start` … `message_stop`
+//! streams (SSE, or one event per line), and the host's tool results
+//! between messages in a recorded agent loop.
+//!
+//! A message is one model call: its client `tool_use` results come from the
+//! host, as a user message `{"role":"user","content":[{"type":"tool_result",
+//! ...}]}` or a bare `{"type":"tool_result",...}` line before the next
+//! `message_start`. Server tools (web search, web fetch, code execution,
+//! tool search, MCP) have their result in the stream itself. A user message
+//! with text begins a new run.
+//!
+//! ```
+//! use roundup::adapters::InputFormat;
+//! use roundup::{Call, RoundBuilder, StreamHandler};
+//!
+//! let builder = RoundBuilder::new();
+//! let mut anthropic = InputFormat::named("anthropic").unwrap().adapter();
+//! let mut apply = |_: Option<&str>, call: Call<'_>| builder.call(call);
+//! for line in [
+//!     r#"{"type":"message_start","message":{"id":"msg_1","model":"claude","usage":{"input_tokens":10}}}"#,
+//!     r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}}"#,
+//!     r#"{"type":"content_block_stop","index":0}"#,
+//!     r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}"#,
+//!     r#"{"type":"message_stop"}"#,
+//!     r#"{"type":"tool_result","tool_use_id":"toolu_1","content":"a.txt"}"#,
+//! ] {
+//!     anthropic.translate(line.as_bytes(), &mut apply).unwrap();
+//! }
+//! let round = &builder.rounds()[0];
+//! assert_eq!(round.tool_calls[0].arguments, "{}", "a tool with no arguments has {}");
+//! assert_eq!(round.tool_calls[0].result.content(), Some("a.txt"));
+//! assert_eq!(round.meta["anthropic_stop_reason"], "tool_use");
+//! ```
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use smallvec::SmallVec;
+
+use super::support::{one, raw_text, raw_value, report, scalar_text};
+use super::{Adapter, CallSink, InputFormat};
+use crate::bad_line::BadLine;
+use crate::call::Call;
+use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
+
+/// The registry row of Anthropic Messages streams.
+///
+/// ```
+/// let anthropic = &roundup::adapters::anthropic::FORMAT;
+/// let event = br#"{"type":"message_start","message":{"id":"msg_1"}}"#;
+/// assert_eq!(roundup::adapters::InputFormat::detect(event), anthropic);
+/// ```
+pub static FORMAT: InputFormat = InputFormat {
+    name: "anthropic",
+    about: "Anthropic Messages stream events, with
+the host's tool_result blocks (or user
+messages) between messages; one session",
+    detect: |event: &Map<String, Value>| {
+        let kind = event.get("type").and_then(Value::as_str);
+        matches!(
+            kind,
+            Some("message_start" | "content_block_start" | "content_block_delta" | "content_block_stop")
+                | Some("message_delta" | "message_stop" | "ping")
+        ) || (kind == Some("tool_result") && event.contains_key("tool_use_id"))
+            || (event.get("role").and_then(Value::as_str) == Some("user")
+                && event.get("content").and_then(Value::as_array).is_some_and(|blocks| {
+                    blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                }))
+    },
+    adapter: || Box::<AnthropicAdapter>::default(),
+};
+
+/// Translates Anthropic Messages events and host tool results into calls.
+#[derive(Debug, Default)]
+pub struct AnthropicAdapter {
+    messages: MessageStream,
+}
+
+impl Adapter for AnthropicAdapter {
+    fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        let event: Event<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        if event.kind.is_none() && event.role.as_deref() == Some("user") {
+            return Ok(self.messages.user_message(event.content, None, calls));
+        }
+        if !self.messages.event(&event, None, calls) {
+            let detail = format!("anthropic: unknown event: {}", String::from_utf8_lossy(payload));
+            report(calls, None, AnomalyKind::UnknownEvent, &detail);
+        }
+        Ok(())
+    }
+}
+
+/// One stream event (or host line), as the adapter reads it.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Event<'a> {
+    #[serde(borrow, default, rename = "type")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub index: Option<u64>,
+    #[serde(borrow, default)]
+    pub message: Option<MessageInfo<'a>>,
+    #[serde(borrow, default)]
+    pub content_block: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub delta: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub context_management: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub error: Option<&'a RawValue>,
+    /// A host line: a user message's role and content, or a bare
+    /// `tool_result` block's fields.
+    #[serde(borrow, default)]
+    pub role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub content: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
+    pub tool_use_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub is_error: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct MessageInfo<'a> {
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub usage: Option<&'a RawValue>,
+}
+
+/// A content block as `content_block_start` opens it (or as a user
+/// message carries it).
+#[derive(Debug, Deserialize)]
+pub(crate) struct Block<'a> {
+    #[serde(borrow, rename = "type")]
+    pub kind: Cow<'a, str>,
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
+    pub tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub content: Option<&'a RawValue>,
+    #[serde(default)]
+    pub is_error: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct Delta<'a> {
+    #[serde(borrow, default, rename = "type")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub citation: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub stop_reason: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub stop_sequence: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub stop_details: Option<&'a RawValue>,
+}
+
+/// The state of one Messages stream: the message being read and its open
+/// blocks. Shared with the Claude Code adapter, whose `stream_event` lines
+/// carry these events.
+#[derive(Debug, Default)]
+pub(crate) struct MessageStream {
+    /// The message being read (`message_start`'s id): a repeated
+    /// `message_start` (a proxy's retry) is read once.
+    message: String,
+    model: String,
+    /// The usage `message_start` gave; `message_delta` adds to it.
+    usage: Map<String, Value>,
+    /// Blocks by `index` (which restarts at 0 in every message).
+    blocks: SmallVec<[(u64, OpenBlock); 4]>,
+    /// The message had a content block: its metadata has a round to go to.
+    had_content: bool,
+}
+
+#[derive(Debug)]
+enum OpenBlock {
+    Text,
+    /// A tool call, and whether any argument text came.
+    Tool { id: String, arguments: bool },
+    /// A block kept whole in the round's metadata when it ends (thinking
+    /// and its signature, compaction): what a client sends back unchanged.
+    Kept { kind: String, text: String, signature: String },
+    Other,
+}
+
+impl MessageStream {
+    /// Translates one stream event for `session`; `false` when the event
+    /// is not one of the Messages stream (for the caller to report).
+    pub(crate) fn event(&mut self, event: &Event<'_>, session: Option<&str>, calls: &mut dyn CallSink) -> bool {
+        match event.kind.as_deref().unwrap_or("") {
+            "message_start" => {
+                let Some(message) = &event.message else { return true };
+                let id = message.id.as_deref().unwrap_or("");
+                if !id.is_empty() && id == self.message {
+                    return true;
+                }
+                self.message = id.to_owned();
+                self.model = message.model.as_deref().unwrap_or("").to_owned();
+                self.usage = message.usage.map(raw_value).and_then(into_object).unwrap_or_default();
+                self.blocks.clear();
+                self.had_content = false;
+            }
+            "content_block_start" => {
+                let (Some(index), Some(raw)) = (event.index, event.content_block) else { return false };
+                self.had_content = true;
+                let open = self.block_start(raw, session, calls);
+                self.blocks.retain(|(i, _)| *i != index);
+                self.blocks.push((index, open));
+            }
+            "content_block_delta" => {
+                let (Some(index), Some(raw)) = (event.index, event.delta) else { return false };
+                self.block_delta(index, raw, session, calls);
+            }
+            "content_block_stop" => {
+                let Some(index) = event.index else { return false };
+                let Some(at) = self.blocks.iter().position(|(i, _)| *i == index) else { return true };
+                let (_, block) = self.blocks.remove(at);
+                block_stop(block, session, calls);
+            }
+            "message_delta" => self.message_delta(event, session, calls),
+            "message_stop" | "ping" => {}
+            "error" => {
+                let error = event.error.map_or("", |e| e.get());
+                report(calls, session, AnomalyKind::ProtocolError, &format!("anthropic: error: {error}"));
+                calls.call(session, Call::Finish { reason: FinishReason::Interrupted });
+            }
+            "tool_result" => {
+                let id = event.tool_use_id.as_deref().unwrap_or("");
+                tool_result(id, event.content, event.is_error == Some(true), session, calls);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn block_start(&mut self, raw: &RawValue, session: Option<&str>, calls: &mut dyn CallSink) -> OpenBlock {
+        let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
+            report(calls, session, AnomalyKind::UnknownContent, &format!("anthropic: content block: {}", raw.get()));
+            return OpenBlock::Other;
+        };
+        match block.kind.as_ref() {
+            "text" => {
+                if let Some(text) = &block.text {
+                    calls.call(session, Call::Message { text });
+                }
+                OpenBlock::Text
+            }
+            kind @ ("thinking" | "redacted_thinking" | "compaction") => {
+                let text = block.thinking.as_deref().or(block.text.as_deref()).unwrap_or("");
+                calls.call(session, Call::Thought { text });
+                if kind == "redacted_thinking" {
+                    // Nothing streams into it: kept as it came.
+                    let whole = Value::Array(vec![raw_value(raw)]);
+                    calls.call(session, Call::RoundMeta { meta: &one("anthropic_kept_blocks", whole) });
+                    return OpenBlock::Other;
+                }
+                let text = if kind == "compaction" { block.content.map(raw_text).unwrap_or_default() } else { text.into() };
+                let signature = block.signature.as_deref().unwrap_or("").to_owned();
+                OpenBlock::Kept { kind: kind.to_owned(), text: text.into_owned(), signature }
+            }
+            "tool_use" | "server_tool_use" | "mcp_tool_use" => {
+                let id = block.id.as_deref().unwrap_or("");
+                let name = block.name.as_deref().unwrap_or("");
+                calls.call(session, Call::ToolCall { id, title: name });
+                if block.kind != "tool_use" {
+                    calls.call(session, Call::ToolMeta { id, meta: &one("anthropic_block_type", Value::from(block.kind.as_ref())) });
+                }
+                // `input: {}` here is not the final value: the deltas are.
+                OpenBlock::Tool { id: id.to_owned(), arguments: false }
+            }
+            kind if kind.ends_with("_tool_result") => {
+                let id = block.tool_use_id.as_deref().unwrap_or("");
+                let failed = block.is_error == Some(true) || result_is_error(block.content);
+                tool_result(id, block.content, failed, session, calls);
+                OpenBlock::Other
+            }
+            _ => {
+                report(calls, session, AnomalyKind::UnknownContent, &format!("anthropic: content block: {}", raw.get()));
+                OpenBlock::Other
+            }
+        }
+    }
+
+    fn block_delta(&mut self, index: u64, raw: &RawValue, session: Option<&str>, calls: &mut dyn CallSink) {
+        let Ok(delta) = serde_json::from_str::<Delta<'_>>(raw.get()) else {
+            let detail = format!("anthropic: a delta for block {index} that cannot be read: {}", raw.get());
+            return report(calls, session, AnomalyKind::UnknownContent, &detail);
+        };
+        let block = self.blocks.iter_mut().find(|(i, _)| *i == index).map(|(_, b)| b);
+        match (delta.kind.as_deref().unwrap_or(""), block) {
+            ("text_delta", _) => calls.call(session, Call::Message { text: delta.text.as_deref().unwrap_or("") }),
+            ("thinking_delta", block) => {
+                let text = delta.thinking.as_deref().unwrap_or("");
+                calls.call(session, Call::Thought { text });
+                if let Some(OpenBlock::Kept { text: kept, .. }) = block {
+                    kept.push_str(text);
+                }
+            }
+            ("signature_delta", Some(OpenBlock::Kept { signature, .. })) => {
+                signature.push_str(delta.signature.as_deref().unwrap_or(""));
+            }
+            ("compaction_delta", Some(OpenBlock::Kept { text, .. })) => {
+                text.push_str(delta.content.as_deref().unwrap_or(""));
+            }
+            ("input_json_delta", Some(OpenBlock::Tool { id, arguments })) => {
+                let fragment = delta.partial_json.as_deref().unwrap_or("");
+                *arguments |= !fragment.is_empty();
+                calls.call(session, Call::ToolUpdate { id, content: fragment, status: ToolCallStatus::InProgress });
+            }
+            ("citations_delta", _) => {
+                let citation = delta.citation.map(raw_value).unwrap_or(Value::Null);
+                calls.call(session, Call::RoundMeta { meta: &one("anthropic_citations", Value::Array(vec![citation])) });
+            }
+            (kind, _) => {
+                let detail = format!("anthropic: a {kind} delta for block {index}, which is not open for it: {}", raw.get());
+                report(calls, session, AnomalyKind::UnknownContent, &detail);
+            }
+        }
+    }
+
+    fn message_delta(&mut self, event: &Event<'_>, session: Option<&str>, calls: &mut dyn CallSink) {
+        let mut meta = Meta::new();
+        if let Some(delta) = event.delta.and_then(|raw| serde_json::from_str::<Delta<'_>>(raw.get()).ok()) {
+            if let Some(reason) = &delta.stop_reason {
+                meta.insert("anthropic_stop_reason".into(), Value::from(reason.as_ref()));
+            }
+            if let Some(sequence) = &delta.stop_sequence {
+                meta.insert("anthropic_stop_sequence".into(), Value::from(sequence.as_ref()));
+            }
+            if let Some(details) = delta.stop_details {
+                meta.insert("anthropic_stop_details".into(), raw_value(details));
+            }
+        }
+        if let Some(context) = event.context_management {
+            meta.insert("anthropic_context_management".into(), raw_value(context));
+        }
+        if !self.message.is_empty() {
+            meta.insert("anthropic_message_id".into(), Value::from(self.message.as_str()));
+        }
+        if !self.model.is_empty() {
+            meta.insert("anthropic_model".into(), Value::from(self.model.as_str()));
+        }
+        if let Some(usage) = event.usage.map(raw_value).and_then(into_object) {
+            // Cumulative within the message: its fields replace.
+            self.usage.extend(usage);
+            let field = |name: &str| self.usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+            let total = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"]
+                .into_iter()
+                .map(field)
+                .sum();
+            calls.call(session, Call::TokenUsage { total });
+            meta.insert("anthropic_usage".into(), Value::Object(self.usage.clone()));
+        }
+        if self.had_content {
+            calls.call(session, Call::RoundMeta { meta: &meta });
+        } else {
+            // A message with no content (a refusal before any text) makes
+            // no round: what it says goes to the run.
+            calls.call(session, Call::RunMeta { meta: &meta });
+        }
+    }
+
+    /// A user message between model calls: its `tool_result` blocks are
+    /// results; text in it is the user's next prompt, a new run.
+    pub(crate) fn user_message(&mut self, content: Option<&RawValue>, session: Option<&str>, calls: &mut dyn CallSink) {
+        let blocks: Vec<&RawValue> = match content.map(|c| serde_json::from_str(c.get())) {
+            Some(Ok(blocks)) => blocks,
+            _ => {
+                // A string, or blocks the adapter does not read: a prompt.
+                calls.call(session, Call::Start);
+                let text = content.map(raw_value).unwrap_or(Value::Null);
+                return calls.call(session, Call::RunMeta { meta: &one("anthropic_user_message", text) });
+            }
+        };
+        let mut prompt = Vec::new();
+        for raw in blocks {
+            match serde_json::from_str::<Block<'_>>(raw.get()) {
+                Ok(block) if block.kind == "tool_result" => {
+                    let id = block.tool_use_id.as_deref().unwrap_or("");
+                    tool_result(id, block.content, block.is_error == Some(true), session, calls);
+                }
+                _ => prompt.push(raw_value(raw)),
+            }
+        }
+        if !prompt.is_empty() {
+            calls.call(session, Call::Start);
+            calls.call(session, Call::RunMeta { meta: &one("anthropic_user_message", Value::Array(prompt)) });
+        }
+    }
+}
+
+/// A block's end: a tool call with no argument text has `{}`; a kept
+/// block goes whole into the round's metadata.
+fn block_stop(block: OpenBlock, session: Option<&str>, calls: &mut dyn CallSink) {
+    match block {
+        OpenBlock::Tool { id, arguments: false } => calls.call(session, Call::ArgsSnapshot { id: &id, args: "{}" }),
+        OpenBlock::Kept { kind, text, signature } => {
+            let mut kept = Map::new();
+            kept.insert("type".into(), Value::from(kind.as_str()));
+            let field = if kind == "compaction" { "content" } else { "thinking" };
+            kept.insert(field.into(), Value::from(text));
+            if !signature.is_empty() {
+                kept.insert("signature".into(), Value::from(signature));
+            }
+            let meta = one("anthropic_kept_blocks", Value::Array(vec![Value::Object(kept)]));
+            calls.call(session, Call::RoundMeta { meta: &meta });
+        }
+        OpenBlock::Tool { .. } | OpenBlock::Text | OpenBlock::Other => {}
+    }
+}
+
+/// A tool's result: the content as text (a string as is, blocks as their
+/// JSON), failed when the producer says so.
+fn tool_result(id: &str, content: Option<&RawValue>, failed: bool, session: Option<&str>, calls: &mut dyn CallSink) {
+    let content = content.map(raw_text).unwrap_or_default();
+    let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+    calls.call(session, Call::ToolUpdate { id, content: &content, status });
+}
+
+/// A server tool's result content that reports an error
+/// (`{"type":"..._error","error_code":...}`).
+fn result_is_error(content: Option<&RawValue>) -> bool {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(borrow, default, rename = "type")]
+        kind: Option<Cow<'a, str>>,
+        #[serde(default)]
+        error_code: Option<&'a RawValue>,
+    }
+    content
+        .and_then(|c| serde_json::from_str::<Head<'_>>(c.get()).ok())
+        .is_some_and(|head| head.error_code.is_some() || head.kind.is_some_and(|k| k.ends_with("_error")))
+}
+
+fn into_object(value: Value) -> Option<Map<String, Value>> {
+    match value {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
