@@ -55,7 +55,7 @@ macro_rules! registry {
     };
 }
 
-registry![ops, acp, uagent, deepwork, openai_chat, openai_responses, anthropic];
+registry![ops, acp, uagent, deepwork, openai_chat, openai_responses, anthropic, codex];
 
 /// Translates the payloads of one stream of a protocol into calls.
 ///
