@@ -55,7 +55,7 @@ macro_rules! registry {
     };
 }
 
-registry![ops, acp, uagent, deepwork, openai_chat, openai_responses, anthropic, codex];
+registry![ops, acp, uagent, deepwork, openai_chat, openai_responses, anthropic, claude_code, codex];
 
 /// Translates the payloads of one stream of a protocol into calls.
 ///
