@@ -27,7 +27,7 @@
 //!     anthropic.translate(line.as_bytes(), &mut apply).unwrap();
 //! }
 //! let round = &builder.rounds()[0];
-//! assert_eq!(round.tool_calls[0].arguments, "{}", "a tool with no arguments has {}");
+//! assert_eq!(round.tool_calls[0].arguments, "{}", "a tool with no arguments has {{}}");
 //! assert_eq!(round.tool_calls[0].result.content(), Some("a.txt"));
 //! assert_eq!(round.meta["anthropic_stop_reason"], "tool_use");
 //! ```
@@ -82,7 +82,8 @@ impl Adapter for AnthropicAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let event: Event<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
         if event.kind.is_none() && event.role.as_deref() == Some("user") {
-            return Ok(self.messages.user_message(event.content, None, calls));
+            self.messages.user_message(event.content, None, calls);
+            return Ok(());
         }
         if !self.messages.event(&event, None, calls) {
             let detail = format!("anthropic: unknown event: {}", String::from_utf8_lossy(payload));

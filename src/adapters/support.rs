@@ -183,7 +183,9 @@ pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
 /// An identifier as text: a string as it is, a number or a boolean as its
 /// JSON text (an agent that numbers its tool calls is still understood),
 /// `null` as none. Objects and arrays are not identifiers: an error.
-pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Cow<'de, str>>, D::Error> {
     struct Scalar;
     impl<'de> serde::de::Visitor<'de> for Scalar {
         type Value = Option<Cow<'de, str>>;

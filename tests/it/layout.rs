@@ -111,13 +111,14 @@ fn the_data_model_depends_on_nothing_else() {
 
 /// The formats of `src/<dir>/`: every `.rs` but the module's own and its
 /// shared helpers, and every folder with a `mod.rs` (a format whose
-/// translation is split over files of its own).
+/// translation is split over files of its own), named as the format is
+/// (`openai_chat.rs` is `openai-chat`).
 fn format_files(dir: &str) -> BTreeSet<String> {
     std::fs::read_dir(src().join(dir))
         .expect("the directory exists")
         .map(|e| e.expect("a directory entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "rs") || p.join("mod.rs").is_file())
-        .map(|p| p.file_stem().expect("a file name").to_string_lossy().into_owned())
+        .map(|p| p.file_stem().expect("a file name").to_string_lossy().replace('_', "-"))
         .filter(|name| name != "mod" && name != "support")
         .collect()
 }

@@ -14,6 +14,7 @@ mod live;
 mod live_stream;
 mod partial_json;
 mod properties;
+mod providers;
 mod router;
 mod stress;
 mod uagent;

@@ -112,15 +112,17 @@ fn usage() -> String {
 /// A list of choices for `--help`: each name, then its text, indented.
 fn choices<'a>(items: impl Iterator<Item = (&'a str, &'a str)>) -> String {
     const NAME_AT: usize = 22;
-    const TEXT_AT: usize = 32;
+    let items: Vec<(&str, &str)> = items.collect();
+    // The descriptions start two columns after the longest name.
+    let text_at = NAME_AT + items.iter().map(|(name, _)| name.len()).max().unwrap_or(0) + 2;
     let mut out = String::new();
     for (name, about) in items {
         let mut lines = about.lines();
         let first = lines.next().unwrap_or_default();
-        let pad = TEXT_AT.saturating_sub(NAME_AT + name.len()).max(1);
+        let pad = text_at - NAME_AT - name.len();
         out.push_str(&format!("{:NAME_AT$}{name}{:pad$}{first}\n", "", ""));
         for line in lines {
-            out.push_str(&format!("{:TEXT_AT$}{line}\n", ""));
+            out.push_str(&format!("{:text_at$}{line}\n", ""));
         }
     }
     out.truncate(out.trim_end().len());
