@@ -3,7 +3,8 @@
 //! with the floor on the same lines: serde_json parsing them into
 //! `IgnoredAny`.
 //!
-//! `cargo bench --bench adapters` (`ROUNDUP_BENCH_MB` changes the size).
+//! `cargo bench --bench adapters` (`ROUNDUP_BENCH_MB` changes the size,
+//! `ROUNDUP_BENCH_FORMATS=acp,codex` picks formats).
 
 mod common;
 
@@ -70,6 +71,99 @@ fn translate(format: &str, op: &Value, n: usize) -> Vec<Value> {
         ("deepwork", "token_usage") => {
             vec![json!({"kind": "usage", "usage": {"input_tokens": op["total"]}, "source": session})]
         }
+        _ => provider(format, op, &s),
+    }
+}
+
+/// One ops line as the events of the provider and agent-CLI formats: the
+/// same rounds in one session (their streams are one session each), the
+/// host's results between model calls where the format has the model call
+/// and not the tool.
+fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> {
+    let id = s("id");
+    // `toolu_{round}_{c}`: the call's index in its round.
+    let index: u64 = id.rsplit('_').next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let round = id.split('_').nth(1).unwrap_or("0").to_owned();
+    let chunk = |delta: Value| json!({"id": format!("c{round}"), "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]});
+    let stream =
+        |event: Value| json!({"type": "stream_event", "event": event, "parent_tool_use_id": null, "session_id": "s"});
+    let text = |kind: &str, field: &str| json!({"type": "content_block_delta", "index": 0, "delta": {"type": kind, field: s("text")}});
+    let tool_start = || json!({"type": "content_block_start", "index": 1 + index, "content_block": {"type": "tool_use", "id": id, "name": s("title"), "input": {}}});
+    let tool_delta = || json!({"type": "content_block_delta", "index": 1 + index, "delta": {"type": "input_json_delta", "partial_json": s("content")}});
+    let completed = s("status") == "completed";
+    match (format, op["op"].as_str().unwrap_or_default()) {
+        ("openai-chat", "message") => vec![chunk(json!({"content": s("text")}))],
+        ("openai-chat", "thought") => vec![chunk(json!({"reasoning_content": s("text")}))],
+        ("openai-chat", "tool_call") => vec![chunk(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": s("title"), "arguments": ""}}]}),
+        )],
+        ("openai-chat", "tool_update") if completed => {
+            vec![json!({"role": "tool", "tool_call_id": id, "content": s("content")})]
+        }
+        ("openai-chat", "tool_update") => {
+            vec![chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": s("content")}}]}))]
+        }
+        ("openai-chat", "token_usage") => {
+            vec![json!({"object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": op["total"]}})]
+        }
+        ("openai-responses", "message") => {
+            vec![json!({"type": "response.output_text.delta", "output_index": 0, "delta": s("text")})]
+        }
+        ("openai-responses", "thought") => {
+            vec![
+                json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": s("text")}),
+            ]
+        }
+        ("openai-responses", "tool_call") => {
+            vec![json!({"type": "response.output_item.added", "output_index": 1 + index,
+            "item": {"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": s("title"), "arguments": ""}})]
+        }
+        ("openai-responses", "tool_update") if completed => {
+            vec![json!({"type": "function_call_output", "call_id": id, "output": s("content")})]
+        }
+        ("openai-responses", "tool_update") => {
+            vec![
+                json!({"type": "response.function_call_arguments.delta", "output_index": 1 + index, "delta": s("content")}),
+            ]
+        }
+        ("openai-responses", "args_snapshot") => {
+            vec![
+                json!({"type": "response.function_call_arguments.done", "output_index": 1 + index, "arguments": s("args")}),
+            ]
+        }
+        ("openai-responses", "token_usage") => {
+            vec![
+                json!({"type": "response.completed", "response": {"id": format!("r{round}"), "usage": {"total_tokens": op["total"]}}}),
+            ]
+        }
+        ("anthropic", "message") => vec![text("text_delta", "text")],
+        ("anthropic", "thought") => vec![text("thinking_delta", "thinking")],
+        ("anthropic", "tool_call") => vec![tool_start()],
+        ("anthropic", "tool_update") if completed => {
+            vec![json!({"type": "tool_result", "tool_use_id": id, "content": s("content")})]
+        }
+        ("anthropic", "tool_update") => vec![tool_delta()],
+        ("anthropic", "token_usage") => vec![
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"input_tokens": op["total"]}}),
+        ],
+        ("claude-code", "message") => vec![stream(text("text_delta", "text"))],
+        ("claude-code", "thought") => vec![stream(text("thinking_delta", "thinking"))],
+        ("claude-code", "tool_call") => vec![stream(tool_start())],
+        ("claude-code", "tool_update") if completed => vec![json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": id, "content": s("content")}]}, "parent_tool_use_id": null, "session_id": "s"})],
+        ("claude-code", "tool_update") => vec![stream(tool_delta())],
+        ("codex", "message") => {
+            vec![json!({"type": "item.completed", "item": {"id": "m", "type": "agent_message", "text": s("text")}})]
+        }
+        ("codex", "thought") => {
+            vec![json!({"type": "item.completed", "item": {"id": "r", "type": "reasoning", "text": s("text")}})]
+        }
+        ("codex", "tool_call") => vec![json!({"type": "item.started", "item": {"id": id, "type": "command_execution",
+            "command": "ls", "aggregated_output": "", "status": "in_progress"}})],
+        ("codex", "tool_update") if completed => {
+            vec![json!({"type": "item.completed", "item": {"id": id, "type": "command_execution",
+            "command": "ls", "aggregated_output": s("content"), "exit_code": 0, "status": "completed"}})]
+        }
         _ => vec![],
     }
 }
@@ -84,7 +178,12 @@ fn main() {
     let ops = trace(mb * 1_000_000, 4);
     const ROUNDS: usize = 7;
     println!("adapters: a {mb} MB ops trace translated to each format; median of {ROUNDS} paired rounds");
-    for name in ["acp", "uagent", "deepwork"] {
+    let only = std::env::var("ROUNDUP_BENCH_FORMATS").ok();
+    for format in roundup::adapters::REGISTRY.iter().filter(|f| f.name() != "ops") {
+        let name = format.name();
+        if only.as_deref().is_some_and(|only| !only.split(',').any(|o| o == name)) {
+            continue;
+        }
         let options = roundup::ReplayOptions::new().from(roundup::adapters::InputFormat::named(name).unwrap());
         let mut input = String::new();
         for (n, line) in ops.lines().enumerate() {
@@ -119,7 +218,7 @@ fn main() {
         let replay_time = median(pairs.iter().map(|p| p.1.as_secs_f64()).collect());
         let floor_time = median(pairs.iter().map(|p| p.0.as_secs_f64()).collect());
         println!(
-            "{name:<9} {:>6.1} MB {:>9.0} lines   floor {:>8.1} ms   replay {:>8.1} ms  {:>7.1} MB/s {:>10.0} lines/s   {ratio:.2}x floor",
+            "{name:<16} {:>6.1} MB {:>9.0} lines   floor {:>8.1} ms   replay {:>8.1} ms  {:>7.1} MB/s {:>10.0} lines/s   {ratio:.2}x floor",
             input.len() as f64 / 1e6,
             lines,
             ms(Duration::from_secs_f64(floor_time)),

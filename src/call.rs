@@ -101,7 +101,9 @@ pub enum Call<'a> {
     /// built (the ids of ACP messages whose text it holds, ...), merged into
     /// the open round's `meta` object. Rounds accumulate: an array value is
     /// joined to the array already there (items it holds already are not
-    /// repeated), any other value replaces. A roundup extension of ops
+    /// repeated), any other value replaces. Metadata still held when the
+    /// run finishes, with no round to go to (a model call refused before
+    /// any text), joins the run's metadata. A roundup extension of ops
     /// JSONL.
     RoundMeta {
         /// Keys to merge.

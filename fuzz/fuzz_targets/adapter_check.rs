@@ -3,7 +3,7 @@
 //! JSON, every tool call has exactly one result, UI events are well formed;
 //! and, reading the same bytes as a script of native events
 //! (`roundup_testkit::native`), nothing the events carry is lost.
-//! Included by path by `acp.rs`, `uagent.rs` and `deepwork.rs`.
+//! Included by path by every adapter's target (`acp.rs`, `codex.rs`, ...).
 
 use roundup::encoders::Framing;
 use roundup_testkit::capture::{options, replay_lines};

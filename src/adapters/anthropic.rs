@@ -195,8 +195,6 @@ pub(crate) struct MessageStream {
     usage: Map<String, Value>,
     /// Blocks by `index` (which restarts at 0 in every message).
     blocks: SmallVec<[(u64, OpenBlock); 4]>,
-    /// The message had a content block: its metadata has a round to go to.
-    had_content: bool,
 }
 
 #[derive(Debug)]
@@ -225,11 +223,9 @@ impl MessageStream {
                 self.model = message.model.as_deref().unwrap_or("").to_owned();
                 self.usage = message.usage.map(raw_value).and_then(into_object).unwrap_or_default();
                 self.blocks.clear();
-                self.had_content = false;
             }
             "content_block_start" => {
                 let (Some(index), Some(raw)) = (event.index, event.content_block) else { return false };
-                self.had_content = true;
                 let open = self.block_start(raw, session, calls);
                 self.blocks.retain(|(i, _)| *i != index);
                 self.blocks.push((index, open));
@@ -378,13 +374,10 @@ impl MessageStream {
             calls.call(session, Call::TokenUsage { total });
             meta.insert("anthropic_usage".into(), Value::Object(self.usage.clone()));
         }
-        if self.had_content {
-            calls.call(session, Call::RoundMeta { meta: &meta });
-        } else {
-            // A message with no content (a refusal before any text) makes
-            // no round: what it says goes to the run.
-            calls.call(session, Call::RunMeta { meta: &meta });
-        }
+        // A message with no content (a refusal before any text) makes no
+        // round: the machine keeps round metadata without a round in the
+        // run's, in the order it came.
+        calls.call(session, Call::RoundMeta { meta: &meta });
     }
 
     /// A user message between model calls: its `tool_result` blocks are

@@ -82,6 +82,9 @@ pub struct ClaudeCodeAdapter {
     last_usage: Option<u64>,
     /// Lines that carry nothing for rounds, counted by kind.
     counts: EventCounts,
+    /// The prompt's user texts (the prompt, and any injected after it),
+    /// by session: sent as one list when the prompt ends.
+    user_texts: Vec<(Option<String>, Value)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -142,6 +145,11 @@ const RESULT_FIELDS: [&str; 12] = [
 ];
 
 impl Adapter for ClaudeCodeAdapter {
+    /// A prompt cut off before its `result` keeps its user texts.
+    fn end(&mut self, calls: &mut dyn CallSink) {
+        self.flush_user_texts(calls);
+    }
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let line: Line<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
         let session = line.parent_tool_use_id.as_deref();
@@ -277,9 +285,11 @@ impl ClaudeCodeAdapter {
             self.interrupted = true;
         }
         if line.is_replay == Some(true) || content.is_some_and(|c| c.get().starts_with('"')) {
-            // The prompt: what the run is about.
+            // The prompt, or a text injected into it: what the run is
+            // about, listed when it ends.
             let text = content.map(raw_value).unwrap_or(Value::Null);
-            return calls.call(session, Call::RunMeta { meta: &one("claude_user_message", text) });
+            self.user_texts.push((session.map(str::to_owned), text));
+            return;
         }
         self.stream(session).user_message(content, session, calls);
     }
@@ -288,6 +298,7 @@ impl ClaudeCodeAdapter {
     /// its subagents').
     fn result(&mut self, line: &Line<'_>, payload: &[u8], calls: &mut dyn CallSink) {
         let result = serde_json::from_slice::<Value>(payload).unwrap_or(Value::Null);
+        self.flush_user_texts(calls);
         if let Some(total) = self.last_usage.take() {
             calls.call(None, Call::TokenUsage { total });
         }
@@ -312,6 +323,20 @@ impl ClaudeCodeAdapter {
         }
         calls.call(None, Call::Finish { reason });
         self.between_prompts = true;
+    }
+}
+
+impl ClaudeCodeAdapter {
+    /// Sends each session's user texts of the prompt as one list.
+    fn flush_user_texts(&mut self, calls: &mut dyn CallSink) {
+        let mut texts = std::mem::take(&mut self.user_texts);
+        while let Some((session, _)) = texts.first() {
+            let session = session.clone();
+            let (mine, rest): (Vec<_>, Vec<_>) = texts.into_iter().partition(|(s, _)| *s == session);
+            texts = rest;
+            let list = Value::Array(mine.into_iter().map(|(_, text)| text).collect());
+            calls.call(session.as_deref(), Call::RunMeta { meta: &one("claude_user_messages", list) });
+        }
     }
 }
 

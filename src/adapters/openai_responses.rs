@@ -252,7 +252,11 @@ impl OpenAiResponsesAdapter {
             "response.custom_tool_call_input.done" => self.snapshot(event.output_index, event.input.as_deref(), calls),
             kind if ARGUMENT_DELTAS.contains(&kind) => {
                 let Some(id) = self.tool(event.output_index) else {
-                    let detail = format!("openai-responses: {kind} for output {:?}, which is no tool call", event.output_index);
+                    let detail = format!(
+                        "openai-responses: {kind} for output {:?}, which is no tool call: {}",
+                        event.output_index,
+                        event.delta.map_or("null", RawValue::get)
+                    );
                     report(calls, None, AnomalyKind::UnknownToolCall, &detail);
                     return true;
                 };
@@ -388,9 +392,16 @@ impl OpenAiResponsesAdapter {
 
     /// The arguments of the call at `output_index`, final.
     fn snapshot(&mut self, output_index: Option<u64>, arguments: Option<&str>, calls: &mut dyn CallSink) {
-        if let (Some(id), Some(args)) = (self.tool(output_index), arguments) {
-            let id = id.to_owned();
-            calls.call(None, Call::ArgsSnapshot { id: &id, args });
+        let Some(args) = arguments else { return };
+        match self.tool(output_index) {
+            Some(id) => {
+                let id = id.to_owned();
+                calls.call(None, Call::ArgsSnapshot { id: &id, args });
+            }
+            None => {
+                let detail = format!("openai-responses: final arguments for output {output_index:?}, which is no tool call: {args}");
+                report(calls, None, AnomalyKind::UnknownToolCall, &detail);
+            }
         }
     }
 
@@ -428,12 +439,19 @@ impl OpenAiResponsesAdapter {
             }
             meta.insert("openai_usage".into(), usage);
         }
-        if event.kind == "response.completed" {
-            return calls.call(None, Call::RoundMeta { meta: &meta });
+        // Why a response was cut short.
+        let errors = [("openai_error", response.and_then(|r| r.error)), ("openai_incomplete_details", response.and_then(|r| r.incomplete_details))];
+        for (key, value) in errors {
+            if let Some(value) = value.filter(|v| v.get() != "null") {
+                meta.insert(key.into(), raw_value(value));
+            }
         }
-        // A response cut short may have made no round: what it was goes
-        // to the run, whose summary keeps it.
-        calls.call(None, Call::RunMeta { meta: &meta });
+        // A response that failed before any output makes no round: the
+        // machine keeps round metadata without a round in the run's.
+        calls.call(None, Call::RoundMeta { meta: &meta });
+        if event.kind == "response.completed" {
+            return;
+        }
         let why = response.and_then(|r| r.error.or(r.incomplete_details)).map_or("null", RawValue::get);
         if !self.failed {
             report(calls, None, AnomalyKind::ProtocolError, &format!("openai-responses: {}: {why}", event.kind));

@@ -503,11 +503,17 @@ impl RoundMachine {
         }
     }
 
-    /// Rule 4: the run ends; the open round closes if it holds anything.
-    /// The summary, as the run is now, goes to the sink (SPEC §6
+    /// Rule 4: the run ends; the open round closes if it holds anything,
+    /// and round metadata without a round goes to the run. The summary, as the run is now, goes to the sink (SPEC §6
     /// "Summary"); nothing is counted into it afterwards.
     fn finish(&mut self, reason: FinishReason, now: u64, out: &mut Outputs) {
         self.close(ClosedBy::Finish, reason.into(), now, out);
+        // What was said about a round that never got content (a model call
+        // refused before any text) is kept in the run's metadata.
+        if !self.run.open.meta.is_empty() {
+            let meta = std::mem::take(&mut self.run.open.meta);
+            self.run_meta(&meta, out);
+        }
         self.announce(out);
         self.run.finished = true;
         out.summary(self.run.summary.clone());

@@ -831,3 +831,21 @@ fn round_meta_accumulates_arrays_and_replaces_other_values() {
         serde_json::json!({"ids": ["m1", "m2"], "model": "b"})
     );
 }
+
+/// Round metadata said about a round that never got content (a model call
+/// refused before any text) is not lost: the run's summary keeps it, and a
+/// key that names a summary field is refused as any run metadata is.
+#[test]
+fn round_meta_without_a_round_goes_to_the_run() {
+    let mut h = Harness::new();
+    h.message("Hi").tool("t1", "bash").done("t1", "ok");
+    let refused = meta(serde_json::json!({"stop_reason": "refusal", "rounds": 7}));
+    h.call(Call::RoundMeta { meta: &refused });
+    h.finish(FinishReason::Interrupted);
+    assert_eq!(h.rounds().len(), 1);
+    assert!(h.rounds()[0].meta.is_empty(), "the closed round had its own");
+    let summary = h.summaries()[0];
+    assert_eq!(summary.meta.get("stop_reason"), Some(&serde_json::json!("refusal")));
+    assert_eq!(summary.rounds, 1, "a summary field is not overwritten");
+    assert_eq!(h.kinds(), [AnomalyKind::BadMeta]);
+}

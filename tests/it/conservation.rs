@@ -32,6 +32,31 @@ proptest! {
     fn deepwork_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("deepwork", &script)?;
     }
+
+    #[test]
+    fn openai_chat_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("openai-chat", &script)?;
+    }
+
+    #[test]
+    fn openai_responses_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("openai-responses", &script)?;
+    }
+
+    #[test]
+    fn anthropic_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("anthropic", &script)?;
+    }
+
+    #[test]
+    fn claude_code_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("claude-code", &script)?;
+    }
+
+    #[test]
+    fn codex_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("codex", &script)?;
+    }
 }
 
 /// The property can fail: a stream whose marker is absent from the output

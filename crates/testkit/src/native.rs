@@ -85,6 +85,23 @@ impl Builder {
         marker
     }
 
+    /// A marker in a value that is appended to under `key` (argument
+    /// deltas) until a snapshot replaces all of it.
+    fn appended(&mut self, key: String) -> String {
+        let marker = self.marker();
+        self.live.entry(key).or_default().push(self.markers.len() - 1);
+        marker
+    }
+
+    /// A marker in a snapshot of the value under `key`: what was appended
+    /// or snapshot before is superseded, and this one is in turn.
+    fn snapshot(&mut self, key: String) -> String {
+        for earlier in self.live.remove(&key).unwrap_or_default() {
+            self.markers[earlier].1 = false;
+        }
+        self.appended(key)
+    }
+
     /// A marker in a call's result content: the live output so far is
     /// superseded.
     fn result(&mut self, id: &str) -> String {
@@ -129,7 +146,8 @@ impl Builder {
     }
 }
 
-/// A stream of `format` (`acp`, `uagent` or `deepwork`) from a script.
+/// A stream of `format` (any adapter of the registry but `ops`) from a
+/// script.
 pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
     let mut b = Builder::new();
     for (at, event) in script.chunks_exact(3).enumerate() {
@@ -138,6 +156,11 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "acp" => acp(&mut b, kind, session, target, at),
             "uagent" => uagent(&mut b, kind, session, target),
             "deepwork" => deepwork(&mut b, kind, session, target),
+            "openai-chat" => openai_chat(&mut b, kind, target),
+            "openai-responses" => openai_responses(&mut b, kind, target),
+            "anthropic" => anthropic(&mut b, kind, target, |line| line),
+            "claude-code" => claude_code(&mut b, kind, session, target),
+            "codex" => codex(&mut b, kind, target),
             other => panic!("no generator for {other}"),
         }
     }
@@ -414,6 +437,355 @@ fn deepwork(b: &mut Builder, kind: u8, session: &str, target: u8) {
         _ => {
             let m = b.marker();
             b.push(event("weird", json!({"x": m})));
+        }
+    }
+}
+
+/// The position of a declared id (its tool index in the formats that key
+/// fragments by index), or one no call has.
+fn index_of(b: &Builder, id: &str) -> usize {
+    b.ids.iter().position(|known| known == id).unwrap_or(9_999)
+}
+
+fn openai_chat(b: &mut Builder, kind: u8, target: u8) {
+    let chunk = |choice: u8, delta: Value| json!({"id": "cmpl", "object": "chat.completion.chunk", "choices": [{"index": choice, "delta": delta}]});
+    match kind % 13 {
+        0 => {
+            let m = b.marker();
+            b.push(chunk(0, json!({"content": m})));
+        }
+        1 => {
+            let m = b.marker();
+            b.push(chunk(0, json!({"reasoning_content": m})));
+        }
+        2 => {
+            let id = b.fresh_id();
+            let index = index_of(b, &id);
+            let m = b.marker();
+            b.push(chunk(
+                0,
+                json!({"tool_calls": [{"index": index, "id": id, "function": {"name": "f", "arguments": m}}]}),
+            ));
+        }
+        3 => {
+            let id = b.pick(target);
+            let index = index_of(b, &id);
+            let m = b.marker();
+            b.push(chunk(
+                0,
+                json!({"tool_calls": [{"index": index, "id": "", "function": {"name": "", "arguments": m}}]}),
+            ));
+        }
+        4 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(json!({"role": "tool", "tool_call_id": id, "content": m}));
+        }
+        5 => b.push(json!({"object": "chat.completion.chunk", "choices": [], "usage": {"total_tokens": target}})),
+        6 => {
+            let m = b.marker();
+            b.push(chunk(0, json!({"refusal": m})));
+        }
+        7 => {
+            let m = b.marker();
+            b.push(json!({"role": "user", "content": m}));
+        }
+        8 => {
+            let m = b.marker();
+            b.push(json!({"error": {"message": m}}));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(chunk(1, json!({"content": m})));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(json!({"foo": m}));
+        }
+        11 => {
+            let m = b.marker();
+            b.push(json!({"id": "cmpl", "object": "chat.completion", "choices": [{"index": 0, "message": {"content": m}}]}));
+        }
+        _ => {
+            let number = b.fresh_number();
+            let m = b.marker();
+            b.push(chunk(0, json!({"tool_calls": [{"index": 5_000 + number, "id": number, "function": {"name": "n", "arguments": m}}]})));
+        }
+    }
+}
+
+fn openai_responses(b: &mut Builder, kind: u8, target: u8) {
+    let event = |kind: &str, mut rest: Value| {
+        rest["type"] = kind.into();
+        rest
+    };
+    match kind % 13 {
+        0 => {
+            let m = b.marker();
+            b.push(event("response.output_text.delta", json!({"output_index": 0, "delta": m})));
+        }
+        1 => {
+            let m = b.marker();
+            b.push(event(
+                "response.reasoning_summary_text.delta",
+                json!({"output_index": 0, "summary_index": target % 2, "delta": m}),
+            ));
+        }
+        2 => {
+            let id = b.fresh_id();
+            let index = 1 + index_of(b, &id);
+            let item =
+                json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": "f", "arguments": ""});
+            b.push(event("response.output_item.added", json!({"output_index": index, "item": item})));
+        }
+        3 => {
+            let id = b.pick(target);
+            let index = 1 + index_of(b, &id);
+            let m = b.appended(format!("arguments {id}"));
+            b.push(event("response.function_call_arguments.delta", json!({"output_index": index, "delta": m})));
+        }
+        4 => {
+            let id = b.pick(target);
+            let index = 1 + index_of(b, &id);
+            let m = b.snapshot(format!("arguments {id}"));
+            b.push(event("response.function_call_arguments.done", json!({"output_index": index, "arguments": m})));
+        }
+        5 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(event("function_call_output", json!({"call_id": id, "output": m})));
+        }
+        6 => {
+            let m = b.marker();
+            let id = b.fresh_id();
+            let index = 1 + index_of(b, &id);
+            let item = json!({"type": "web_search_call", "id": id, "status": "completed", "action": {"query": m}});
+            b.push(event("response.output_item.done", json!({"output_index": index, "item": item})));
+        }
+        7 => b.push(event("response.completed", json!({"response": {"id": "r", "usage": {"total_tokens": target}}}))),
+        8 => {
+            let m = b.marker();
+            b.push(event("error", json!({"error": {"message": m}})));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(event("response.failed", json!({"response": {"id": "r", "error": {"message": m}}})));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(event("response.weird", json!({"x": m})));
+        }
+        11 => {
+            let m = b.marker();
+            let item = json!({"type": "reasoning", "id": "rs", "encrypted_content": m});
+            b.push(event("response.output_item.done", json!({"output_index": 99, "item": item})));
+        }
+        _ => {
+            let m = b.marker();
+            b.push(event("response.output_text.annotation.added", json!({"annotation": {"url": m}})));
+        }
+    }
+}
+
+/// Anthropic Messages events, each passed through `wrap` (the Claude Code
+/// generator wraps them in `stream_event` lines).
+fn anthropic(b: &mut Builder, kind: u8, target: u8, wrap: impl Fn(Value) -> Value) {
+    let delta = |index: usize, delta: Value| json!({"type": "content_block_delta", "index": index, "delta": delta});
+    match kind % 14 {
+        0 => {
+            b.n += 1;
+            b.push(wrap(json!({"type": "message_start", "message": {"id": format!("msg{}", b.n), "usage": {"input_tokens": 1}}})));
+        }
+        1 => {
+            let m = b.marker();
+            b.push(wrap(delta(0, json!({"type": "text_delta", "text": m}))));
+        }
+        2 => {
+            let m = b.marker();
+            b.push(wrap(delta(usize::from(target % 3), json!({"type": "thinking_delta", "thinking": m}))));
+        }
+        3 => {
+            let id = b.fresh_id();
+            let index = 1 + index_of(b, &id);
+            let block = json!({"type": "tool_use", "id": id, "name": "f", "input": {}});
+            b.push(wrap(json!({"type": "content_block_start", "index": index, "content_block": block})));
+        }
+        4 => {
+            let id = b.pick(target);
+            let index = 1 + index_of(b, &id);
+            let m = b.marker();
+            b.push(wrap(delta(index, json!({"type": "input_json_delta", "partial_json": m}))));
+        }
+        5 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(json!({"type": "tool_result", "tool_use_id": id, "content": m}));
+        }
+        6 => {
+            let id = b.pick(target);
+            let (result, prompt) = (b.result(&id), b.marker());
+            let content = json!([{"type": "tool_result", "tool_use_id": id, "content": result, "is_error": true}, {"type": "text", "text": prompt}]);
+            b.push(json!({"role": "user", "content": content}));
+        }
+        7 => {
+            // Cumulative: a later `message_delta` replaces it.
+            let m = b.latest("stop_sequence".into());
+            b.push(wrap(json!({"type": "message_delta", "delta": {"stop_reason": "stop_sequence", "stop_sequence": m}, "usage": {"output_tokens": 2}})));
+        }
+        8 => {
+            let m = b.marker();
+            b.push(wrap(json!({"type": "error", "error": {"type": "overloaded_error", "message": m}})));
+        }
+        9 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            let block = json!({"type": "web_search_tool_result", "tool_use_id": id, "content": [{"type": "web_search_result", "title": m}]});
+            b.push(wrap(json!({"type": "content_block_start", "index": 90, "content_block": block})));
+        }
+        10 => {
+            let m = b.marker();
+            let block = json!({"type": "redacted_thinking", "data": m});
+            b.push(wrap(json!({"type": "content_block_start", "index": 91, "content_block": block})));
+        }
+        11 => {
+            let m = b.marker();
+            let block = json!({"type": "weird_block", "x": m});
+            b.push(wrap(json!({"type": "content_block_start", "index": 92, "content_block": block})));
+        }
+        12 => {
+            let m = b.marker();
+            b.push(wrap(json!({"type": "weird", "x": m})));
+        }
+        _ => {
+            let (thinking, signature) = (b.marker(), b.marker());
+            let block = json!({"type": "thinking", "thinking": thinking, "signature": ""});
+            b.push(wrap(json!({"type": "content_block_start", "index": 93, "content_block": block})));
+            b.push(wrap(delta(93, json!({"type": "signature_delta", "signature": signature}))));
+            b.push(wrap(json!({"type": "content_block_stop", "index": 93})));
+        }
+    }
+}
+
+fn claude_code(b: &mut Builder, kind: u8, session: &str, target: u8) {
+    let parent = if session == "s1" { Value::Null } else { json!("task_1") };
+    let line = |kind: &str, mut rest: Value| {
+        rest["type"] = kind.into();
+        rest["session_id"] = "cc".into();
+        rest["parent_tool_use_id"] = parent.clone();
+        rest
+    };
+    match kind % 20 {
+        // The Messages events, streamed (bare tool results are not lines
+        // of this format: they come as user lines, below).
+        k @ 0..=13 if k != 5 && k != 6 => {
+            anthropic(b, k, target, |event| line("stream_event", json!({"event": event})))
+        }
+        5 | 6 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            let content = json!([{"type": "tool_result", "tool_use_id": id, "content": m, "is_error": kind.is_multiple_of(2)}]);
+            b.push(line("user", json!({"message": {"role": "user", "content": content}})));
+        }
+        14 => {
+            b.n += 1;
+            let (text, args) = (b.marker(), b.marker());
+            let id = b.fresh_id();
+            let content = json!([{"type": "text", "text": text}, {"type": "tool_use", "id": id, "name": "Bash", "input": {"command": args}}]);
+            b.push(line("assistant", json!({"message": {"id": format!("snap{}", b.n), "content": content}})));
+        }
+        15 => {
+            let m = b.marker();
+            b.push(line("result", json!({"subtype": "success", "is_error": target.is_multiple_of(2), "result": m})));
+        }
+        16 => {
+            // Tool metadata: a later request for the same call replaces it.
+            let id = b.pick(target);
+            let m = b.latest(format!("permission {id}"));
+            let request =
+                json!({"subtype": "can_use_tool", "tool_name": "Bash", "tool_use_id": id, "input": {"command": m}});
+            b.push(line("control_request", json!({"request_id": "r", "request": request})));
+        }
+        17 => {
+            let m = b.marker();
+            b.push(line("user", json!({"message": {"role": "user", "content": m}})));
+        }
+        18 => {
+            // Run metadata: a later init replaces it.
+            let m = b.latest("init".into());
+            b.push(line("system", json!({"subtype": "init", "model": m})));
+        }
+        _ => {
+            let m = b.marker();
+            b.push(line("weird", json!({"x": m})));
+        }
+    }
+}
+
+fn codex(b: &mut Builder, kind: u8, target: u8) {
+    let item = |event: &str, item: Value| json!({"type": event, "item": item});
+    match kind % 14 {
+        0 => b.push(json!({"type": "turn.started"})),
+        1 => {
+            let m = b.marker();
+            b.push(item("item.completed", json!({"id": "m", "type": "agent_message", "text": m})));
+        }
+        2 => {
+            let m = b.marker();
+            b.push(item("item.completed", json!({"id": "r", "type": "reasoning", "text": m})));
+        }
+        3 => {
+            let id = b.fresh_id();
+            let m = b.arguments(&id);
+            b.push(item("item.started", json!({"id": id, "type": "command_execution", "command": m, "aggregated_output": "", "status": "in_progress"})));
+        }
+        4 => {
+            // The whole output so far: it replaces the last.
+            let id = b.pick(target);
+            let m = b.snapshot(id.clone());
+            b.push(item(
+                "item.updated",
+                json!({"id": id, "type": "command_execution", "aggregated_output": m, "status": "in_progress"}),
+            ));
+        }
+        5 => {
+            let id = b.pick(target);
+            let (args, output) = (b.arguments(&id), b.result(&id));
+            let status = if target.is_multiple_of(2) { "completed" } else { "failed" };
+            b.push(item("item.completed", json!({"id": id, "type": "command_execution", "command": args, "aggregated_output": output, "exit_code": 1, "status": status})));
+        }
+        6 => {
+            let id = b.fresh_id();
+            let (args, result) = (b.arguments(&id), b.result(&id));
+            b.push(item("item.completed", json!({"id": id, "type": "mcp_tool_call", "server": "s", "tool": "t", "arguments": {"q": args}, "result": {"text": result}, "error": null, "status": "completed"})));
+        }
+        7 => b.push(json!({"type": "turn.completed", "usage": {"input_tokens": target, "output_tokens": 1}})),
+        8 => {
+            let m = b.marker();
+            b.push(json!({"type": "turn.failed", "error": {"message": m}}));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(json!({"type": "error", "message": m}));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(item("item.completed", json!({"id": "e", "type": "error", "message": m})));
+        }
+        11 => {
+            let m = b.marker();
+            b.push(item("item.completed", json!({"id": "u", "type": "future_item", "x": m})));
+        }
+        12 => {
+            let m = b.marker();
+            b.push(json!({"type": "thread.weird", "x": m}));
+        }
+        _ => {
+            // The key `id` twice, as real lines have it: the last wins.
+            let id = b.fresh_id();
+            let m = b.result(&id);
+            b.lines.push(format!(
+                r#"{{"type":"item.completed","item":{{"id":"item_x","type":"web_search","id":"{id}","query":"{m}"}}}}"#
+            ));
         }
     }
 }

@@ -312,8 +312,17 @@ impl Session {
         }
     }
 
-    /// The run is over: its summary line, as it is now.
+    /// The run is over: round metadata that found no round joins the run's,
+    /// then its summary line, as it is now.
     fn finish(&mut self, out: &mut Vec<Value>) {
+        for (key, value) in std::mem::take(&mut self.round_meta) {
+            if Summary::FIELDS.contains(&key.as_str()) {
+                let detail = format!("key `{key}` names a summary field; value: {value}");
+                self.anomaly(out, AnomalyKind::BadMeta, None, None, &detail, None);
+            } else {
+                self.meta.last_mut().unwrap().insert(key, value);
+            }
+        }
         self.finished = true;
         out.push(line("summary", &self.summary(self.run)));
     }
