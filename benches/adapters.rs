@@ -4,7 +4,8 @@
 //! `IgnoredAny`.
 //!
 //! `cargo bench --bench adapters` (`ROUNDUP_BENCH_MB` changes the size,
-//! `ROUNDUP_BENCH_FORMATS=acp,codex` picks formats).
+//! `ROUNDUP_BENCH_FORMATS=acp,codex` picks formats, `ROUNDUP_BENCH_DUMP=DIR`
+//! writes each format's input there, for a profiler).
 
 mod common;
 
@@ -192,6 +193,10 @@ fn main() {
                 input.push_str(&event.to_string());
                 input.push('\n');
             }
+        }
+        if let Ok(dir) = std::env::var("ROUNDUP_BENCH_DUMP") {
+            // For profiling: `roundup replay --from NAME DIR/NAME.jsonl`.
+            std::fs::write(std::path::Path::new(&dir).join(format!("{name}.jsonl")), &input).unwrap();
         }
         let lines = input.lines().count() as f64;
         let floor = || {

@@ -384,3 +384,86 @@ fn codex_duplicate_keys_live_output_and_resume() {
     let ui = clean_replay(stream.as_bytes(), "codex", "ui");
     assert!(ui.iter().any(|e| e["event"] == "tool_call_output" && e["content"] == "building" && e["replace"] == true));
 }
+
+/// The payloads of a recording: SSE `data:` lines gathered into events,
+/// any other non-blank line a payload of its own (the replay's framing).
+fn payloads(input: &[u8]) -> Vec<Vec<u8>> {
+    let mut payloads = Vec::new();
+    let mut event: Vec<u8> = Vec::new();
+    for line in input.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(data) = line.strip_prefix(b"data:") {
+            if !event.is_empty() {
+                event.push(b'\n');
+            }
+            event.extend_from_slice(data.strip_prefix(b" ").unwrap_or(data));
+            continue;
+        }
+        if !event.is_empty() {
+            payloads.push(std::mem::take(&mut event));
+        }
+        let field = [&b"event:"[..], b"id:", b"retry:", b":"].iter().any(|p| line.starts_with(p));
+        if !line.iter().all(u8::is_ascii_whitespace) && !field {
+            payloads.push(line.to_vec());
+        }
+    }
+    if !event.is_empty() {
+        payloads.push(event);
+    }
+    payloads
+}
+
+/// Records what an adapter makes of a recording as ops JSONL: each call
+/// with its session and the protocol's clock reading.
+fn record_calls(format: &str, input: &[u8]) -> String {
+    struct Ops {
+        out: String,
+        at_ms: Option<u64>,
+    }
+    impl roundup::adapters::CallSink for Ops {
+        fn call(&mut self, session: Option<&str>, call: roundup::Call<'_>) {
+            let mut line = serde_json::to_value(call).unwrap();
+            if let Some(session) = session {
+                line["session"] = session.into();
+            }
+            if let Some(at_ms) = self.at_ms {
+                line["at_ms"] = at_ms.into();
+            }
+            self.out += &format!("{line}\n");
+        }
+        fn clock(&mut self, at_ms: u64) {
+            self.at_ms = Some(at_ms);
+        }
+    }
+    let mut adapter = roundup::adapters::InputFormat::named(format).unwrap().adapter();
+    let mut ops = Ops { out: String::new(), at_ms: None };
+    for payload in payloads(input) {
+        adapter.translate(&payload, &mut ops).unwrap();
+    }
+    adapter.end(&mut ops);
+    ops.out
+}
+
+/// An ops recording of each fixture (the calls its adapter made, as the
+/// `Recorder` writes them) replays to the same output: what the adapter
+/// hands the machine is all the output depends on.
+#[test]
+fn an_ops_recording_of_every_fixture_replays_the_same() {
+    for (folder, format) in FOLDERS {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md")
+                || path.ends_with("vercel-parallel-tool-call-wrapper.1.chunks.jsonl")
+            {
+                continue;
+            }
+            let input = std::fs::read(&path).unwrap();
+            let native = clean_replay(&input, format, "records");
+            let recording = record_calls(format, &input);
+            let replayed = clean_replay(recording.as_bytes(), "ops", "records");
+            assert_eq!(native, replayed, "{path:?}");
+            assert!(!native.is_empty());
+        }
+    }
+}

@@ -683,7 +683,8 @@ fn claude_code(b: &mut Builder, kind: u8, session: &str, target: u8) {
         5 | 6 => {
             let id = b.pick(target);
             let m = b.result(&id);
-            let content = json!([{"type": "tool_result", "tool_use_id": id, "content": m, "is_error": kind.is_multiple_of(2)}]);
+            let content =
+                json!([{"type": "tool_result", "tool_use_id": id, "content": m, "is_error": kind.is_multiple_of(2)}]);
             b.push(line("user", json!({"message": {"role": "user", "content": content}})));
         }
         14 => {
