@@ -80,12 +80,13 @@ pub struct AnthropicAdapter {
 
 impl Adapter for AnthropicAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let event: Event<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        let text = std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))?;
+        let event: Event<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
         if event.kind.is_none() && event.role.as_deref() == Some("user") {
             self.messages.user_message(event.content, None, calls);
             return Ok(());
         }
-        if !self.messages.event(&event, None, calls) {
+        if !self.messages.event(&event, text, None, calls) {
             let detail = format!("anthropic: unknown event: {}", String::from_utf8_lossy(payload));
             report(calls, None, AnomalyKind::UnknownEvent, &detail);
         }
@@ -102,10 +103,12 @@ pub(crate) struct Event<'a> {
     pub index: Option<u64>,
     #[serde(borrow, default)]
     pub message: Option<MessageInfo<'a>>,
+    /// Decoded in the same pass as the event; the rare paths that keep a
+    /// block or delta as it came read it again from the event's text.
     #[serde(borrow, default)]
-    pub content_block: Option<&'a RawValue>,
+    pub content_block: Option<Block<'a>>,
     #[serde(borrow, default)]
-    pub delta: Option<&'a RawValue>,
+    pub delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
     pub usage: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -138,7 +141,7 @@ pub(crate) struct MessageInfo<'a> {
 /// message carries it).
 #[derive(Debug, Deserialize)]
 pub(crate) struct Block<'a> {
-    #[serde(borrow, rename = "type")]
+    #[serde(borrow, default, rename = "type")]
     pub kind: Cow<'a, str>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub id: Option<Cow<'a, str>>,
@@ -211,7 +214,9 @@ enum OpenBlock {
 impl MessageStream {
     /// Translates one stream event for `session`; `false` when the event
     /// is not one of the Messages stream (for the caller to report).
-    pub(crate) fn event(&mut self, event: &Event<'_>, session: Option<&str>, calls: &mut dyn CallSink) -> bool {
+    /// `event_text` is the event's JSON, read again for what is kept as it
+    /// came.
+    pub(crate) fn event(&mut self, event: &Event<'_>, event_text: &str, session: Option<&str>, calls: &mut dyn CallSink) -> bool {
         match event.kind.as_deref().unwrap_or("") {
             "message_start" => {
                 let Some(message) = &event.message else { return true };
@@ -225,14 +230,14 @@ impl MessageStream {
                 self.blocks.clear();
             }
             "content_block_start" => {
-                let (Some(index), Some(raw)) = (event.index, event.content_block) else { return false };
-                let open = self.block_start(raw, session, calls);
+                let (Some(index), Some(block)) = (event.index, &event.content_block) else { return false };
+                let open = self.block_start(block, event_text, session, calls);
                 self.blocks.retain(|(i, _)| *i != index);
                 self.blocks.push((index, open));
             }
             "content_block_delta" => {
-                let (Some(index), Some(raw)) = (event.index, event.delta) else { return false };
-                self.block_delta(index, raw, session, calls);
+                let (Some(index), Some(delta)) = (event.index, &event.delta) else { return false };
+                self.block_delta(index, delta, event_text, session, calls);
             }
             "content_block_stop" => {
                 let Some(index) = event.index else { return false };
@@ -256,11 +261,7 @@ impl MessageStream {
         true
     }
 
-    fn block_start(&mut self, raw: &RawValue, session: Option<&str>, calls: &mut dyn CallSink) -> OpenBlock {
-        let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
-            report(calls, session, AnomalyKind::UnknownContent, &format!("anthropic: content block: {}", raw.get()));
-            return OpenBlock::Other;
-        };
+    fn block_start(&mut self, block: &Block<'_>, event_text: &str, session: Option<&str>, calls: &mut dyn CallSink) -> OpenBlock {
         match block.kind.as_ref() {
             "text" => {
                 if let Some(text) = &block.text {
@@ -273,7 +274,7 @@ impl MessageStream {
                 calls.call(session, Call::Thought { text });
                 if kind == "redacted_thinking" {
                     // Nothing streams into it: kept as it came.
-                    let whole = Value::Array(vec![raw_value(raw)]);
+                    let whole = Value::Array(vec![field_of(event_text, "content_block")]);
                     calls.call(session, Call::RoundMeta { meta: &one("anthropic_kept_blocks", whole) });
                     return OpenBlock::Other;
                 }
@@ -298,17 +299,14 @@ impl MessageStream {
                 OpenBlock::Other
             }
             _ => {
-                report(calls, session, AnomalyKind::UnknownContent, &format!("anthropic: content block: {}", raw.get()));
+                let block = field_of(event_text, "content_block");
+                report(calls, session, AnomalyKind::UnknownContent, &format!("anthropic: content block: {block}"));
                 OpenBlock::Other
             }
         }
     }
 
-    fn block_delta(&mut self, index: u64, raw: &RawValue, session: Option<&str>, calls: &mut dyn CallSink) {
-        let Ok(delta) = serde_json::from_str::<Delta<'_>>(raw.get()) else {
-            let detail = format!("anthropic: a delta for block {index} that cannot be read: {}", raw.get());
-            return report(calls, session, AnomalyKind::UnknownContent, &detail);
-        };
+    fn block_delta(&mut self, index: u64, delta: &Delta<'_>, event_text: &str, session: Option<&str>, calls: &mut dyn CallSink) {
         let block = self.blocks.iter_mut().find(|(i, _)| *i == index).map(|(_, b)| b);
         match (delta.kind.as_deref().unwrap_or(""), block) {
             ("text_delta", _) => calls.call(session, Call::Message { text: delta.text.as_deref().unwrap_or("") }),
@@ -335,7 +333,8 @@ impl MessageStream {
                 calls.call(session, Call::RoundMeta { meta: &one("anthropic_citations", Value::Array(vec![citation])) });
             }
             (kind, _) => {
-                let detail = format!("anthropic: a {kind} delta for block {index}, which is not open for it: {}", raw.get());
+                let delta = field_of(event_text, "delta");
+                let detail = format!("anthropic: a {kind} delta for block {index}, which is not open for it: {delta}");
                 report(calls, session, AnomalyKind::UnknownContent, &detail);
             }
         }
@@ -343,7 +342,7 @@ impl MessageStream {
 
     fn message_delta(&mut self, event: &Event<'_>, session: Option<&str>, calls: &mut dyn CallSink) {
         let mut meta = Meta::new();
-        if let Some(delta) = event.delta.and_then(|raw| serde_json::from_str::<Delta<'_>>(raw.get()).ok()) {
+        if let Some(delta) = &event.delta {
             if let Some(reason) = &delta.stop_reason {
                 meta.insert("anthropic_stop_reason".into(), Value::from(reason.as_ref()));
             }
@@ -450,6 +449,17 @@ fn result_is_error(content: Option<&RawValue>) -> bool {
     content
         .and_then(|c| serde_json::from_str::<Head<'_>>(c.get()).ok())
         .is_some_and(|head| head.error_code.is_some() || head.kind.is_some_and(|k| k.ends_with("_error")))
+}
+
+/// A field of an event as it came (for what is kept whole or reported),
+/// from `text`: the event's JSON, or a line that carries it under `event`
+/// (Claude Code's `stream_event`). Only the rare paths read it again.
+fn field_of(text: &str, field: &str) -> Value {
+    let Ok(mut line) = serde_json::from_str::<Map<String, Value>>(text) else { return Value::Null };
+    match line.remove(field) {
+        Some(value) => value,
+        None => line.get_mut("event").and_then(|event| event.get_mut(field)).map(Value::take).unwrap_or(Value::Null),
+    }
 }
 
 fn into_object(value: Value) -> Option<Map<String, Value>> {

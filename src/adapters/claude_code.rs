@@ -96,7 +96,7 @@ struct Line<'a> {
     #[serde(borrow, default)]
     parent_tool_use_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    event: Option<&'a RawValue>,
+    event: Option<Event<'a>>,
     #[serde(borrow, default)]
     message: Option<Message<'a>>,
     #[serde(borrow, default)]
@@ -151,7 +151,8 @@ impl Adapter for ClaudeCodeAdapter {
     }
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let line: Line<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        let text = std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))?;
+        let line: Line<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
         let session = line.parent_tool_use_id.as_deref();
         let init = line.kind == "system" && line.subtype.as_deref() == Some("init");
         // The first prompt's run is the stream's first (hooks come before
@@ -164,15 +165,15 @@ impl Adapter for ClaudeCodeAdapter {
         }
         match line.kind.as_ref() {
             "stream_event" => {
-                let Some(raw) = line.event else { return Err(BadLine::new("stream_event without an event")) };
-                let event: Event<'_> = serde_json::from_str(raw.get()).map_err(|error| BadLine::json(&error))?;
+                let Some(event) = &line.event else { return Err(BadLine::new("stream_event without an event")) };
                 if event.kind.as_deref() == Some("message_start") {
                     if let Some(id) = event.message.as_ref().and_then(|m| m.id.as_deref()) {
                         self.remember_streamed(id);
                     }
                 }
-                if !self.stream(session).event(&event, session, calls) {
-                    report(calls, session, AnomalyKind::UnknownEvent, &format!("claude-code: stream event: {}", raw.get()));
+                if !self.stream(session).event(event, text, session, calls) {
+                    let detail = format!("claude-code: stream event: {}", String::from_utf8_lossy(payload));
+                    report(calls, session, AnomalyKind::UnknownEvent, &detail);
                 }
             }
             "assistant" => self.assistant(line.message.as_ref(), session, calls),
