@@ -169,9 +169,12 @@ pub(crate) fn raw_value(raw: &RawValue) -> Value {
 /// string is its own text, anything else its JSON as sent.
 pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
     let json = raw.get();
-    if json.starts_with('"') {
-        if let Ok(text) = serde_json::from_str::<&str>(json) {
-            return Cow::Borrowed(text);
+    if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+        // A raw value is valid JSON: a string without a backslash is its
+        // own text between the quotes (no parse, and no error built to
+        // find out).
+        if !inner.contains('\\') {
+            return Cow::Borrowed(inner);
         }
         if let Ok(text) = serde_json::from_str::<String>(json) {
             return Cow::Owned(text);
@@ -226,6 +229,18 @@ pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_text_borrows_plain_strings_and_unescapes_the_rest() {
+        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        let plain = raw(r#""a.txt b.txt""#);
+        assert!(matches!(raw_text(&plain), Cow::Borrowed("a.txt b.txt")));
+        let escaped = raw(r#""a\nb \"q\" \u00e9""#);
+        assert_eq!(raw_text(&escaped), "a\nb \"q\" é");
+        assert!(matches!(raw_text(&escaped), Cow::Owned(_)));
+        assert_eq!(raw_text(&raw(r#"{"k": [1, "x"]}"#)), r#"{"k": [1, "x"]}"#, "a structure is its JSON as sent");
+        assert_eq!(raw_text(&raw(r#""""#)), "");
+    }
 
     #[test]
     fn timestamps_parse_to_nanoseconds() {
