@@ -31,11 +31,11 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
 use super::support::{one, raw_text, raw_value, report};
 use super::{Adapter, CallSink, InputFormat};
@@ -93,9 +93,61 @@ struct Line<'a> {
     message: Option<Cow<'a, str>>,
 }
 
-/// An item's fields by name, borrowed: a map rather than a struct because
-/// Codex can send a key twice, and a map keeps the last.
-type Item<'a> = HashMap<Cow<'a, str>, &'a RawValue>;
+/// An item's fields in the order they came, borrowed from the line: a list
+/// rather than a struct because Codex can send a key twice (a derived
+/// struct rejects that), and [`Item::get`] takes the last, as a map would.
+#[derive(Debug, Default)]
+struct Item<'a>(SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>);
+
+impl<'a> Item<'a> {
+    /// The last value of `key`.
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(name, _)| name == key).map(|(_, value)| *value)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Fields<'a> {
+            type Value = Item<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Item<'a>, M::Error> {
+                let mut item = Item::default();
+                while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
+                    let value: &'a RawValue = map.next_value()?;
+                    item.0.push((key, value));
+                }
+                Ok(item)
+            }
+        }
+        deserializer.deserialize_map(Fields(std::marker::PhantomData))
+    }
+}
+
+/// An object key, borrowed unless it has escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Text<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text(std::marker::PhantomData))
+    }
+}
 
 /// The tool items, with the field that holds their arguments.
 const TOOLS: [(&str, &str); 6] = [
@@ -168,7 +220,7 @@ impl CodexAdapter {
     }
 
     fn item(&mut self, event: &str, item: &Item<'_>, raw: &RawValue, calls: &mut dyn CallSink) {
-        let text = |name: &str| item.get(name).map(|value| raw_text(value));
+        let text = |name: &str| item.get(name).map(raw_text);
         let id = text("id").unwrap_or_default();
         let kind = text("type").unwrap_or_default();
         let completed = event == "item.completed";
@@ -242,7 +294,7 @@ impl CodexAdapter {
 /// A tool item completed: its result (the output, the MCP result or error,
 /// else the whole item), failed when its status says so.
 fn tool_result(kind: &str, id: &str, item: &Item<'_>, raw: &RawValue, calls: &mut dyn CallSink) {
-    let present = |name: &str| item.get(name).copied().filter(|v| v.get() != "null");
+    let present = |name: &str| item.get(name).filter(|v| v.get() != "null");
     let status = present("status").map(raw_text);
     let failed = matches!(status.as_deref(), Some("failed" | "declined")) || present("error").is_some();
     let content = match kind {
