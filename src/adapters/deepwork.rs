@@ -15,12 +15,16 @@
 //! assert_eq!(builder.rounds()[0].message, "Hi");
 //! ```
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::support::{
-    at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts,
+    at_path, id_text, json_text, one, output_text, parse_event, raw_text, raw_value, report, rfc3339_ms,
+    scalar_text, text_field, EventCounts,
 };
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -66,6 +70,15 @@ pub struct DeepworkAdapter {
 
 impl Adapter for DeepworkAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        // The events of a stream (text, reasoning, tool starts and results,
+        // usage, live output) decode into a view borrowed from the line;
+        // the rest (transcript lines, statuses, ends, errors, odd shapes)
+        // take the general path over a `Value`.
+        if let Ok(event) = serde_json::from_slice::<FastEvent<'_>>(payload) {
+            if self.fast(&event, calls) {
+                return Ok(());
+            }
+        }
         let line = parse_event(payload)?;
         if let Some(at_ms) = event_time_ms(&line) {
             calls.clock(at_ms);
@@ -73,6 +86,59 @@ impl Adapter for DeepworkAdapter {
         self.line(&line, calls);
         Ok(())
     }
+}
+
+/// A deepwork Event as the fast path reads it: the fields of the frequent
+/// kinds, borrowed from the line.
+#[derive(Debug, Deserialize)]
+struct FastEvent<'a> {
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
+    source: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool: Option<FastTool<'a>>,
+    #[serde(borrow, default)]
+    meta: Option<&'a RawValue>,
+    #[serde(default)]
+    usage: Option<FastUsage>,
+    #[serde(borrow, default)]
+    status: Option<Cow<'a, str>>,
+    #[serde(default)]
+    replace: Option<bool>,
+    /// A transcript line: the general path reads it.
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FastTool<'a> {
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "scalar_text")]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    output: Option<&'a RawValue>,
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(borrow, default)]
+    duration_ms: Option<&'a RawValue>,
+}
+
+#[derive(Debug, Deserialize)]
+struct FastUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    total_tokens: Option<u64>,
 }
 
 /// The clock reading of a line: a transcript's `timestamp`, else the
@@ -90,6 +156,78 @@ impl DeepworkAdapter {
     /// An adapter with no state.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The frequent kinds, from the borrowed view; `false` for what the
+    /// general path must read (another kind, a transcript line, a shape the
+    /// view does not hold, a clock stamp in `meta`).
+    fn fast(&mut self, event: &FastEvent<'_>, calls: &mut dyn CallSink) -> bool {
+        if event.timestamp.is_some() {
+            return false;
+        }
+        if let Some(meta) = event.meta.filter(|meta| meta.get().contains("\"ts\"")) {
+            #[derive(Deserialize)]
+            struct Stamp<'a> {
+                #[serde(borrow, default)]
+                ts: Option<&'a RawValue>,
+            }
+            let stamp = serde_json::from_str::<Stamp<'_>>(meta.get()).ok().and_then(|stamp| stamp.ts);
+            if let Some(at_ms) = stamp.and_then(|ts| match raw_text(ts) {
+                text if ts.get().starts_with('"') => rfc3339_ms(&text),
+                text => text.parse().ok(),
+            }) {
+                calls.clock(at_ms);
+            }
+        }
+        let session = event.source.as_deref().filter(|s| !s.is_empty());
+        let tool = event.tool.as_ref();
+        let id = tool.and_then(|t| t.id.as_deref()).unwrap_or("");
+        match event.kind.as_deref() {
+            Some(kind @ ("text" | "thinking")) => {
+                let text = match event.content.map(RawValue::get) {
+                    None | Some("null") => Cow::Borrowed(""),
+                    Some(json) if json.starts_with('"') => event.content.map(raw_text).unwrap_or_default(),
+                    // Rich content: the general path reports it.
+                    Some(_) => return false,
+                };
+                if kind == "text" {
+                    calls.call(session, Call::Message { text: &text });
+                } else {
+                    calls.call(session, Call::Thought { text: &text });
+                }
+            }
+            Some("tool_start") => {
+                let name = tool.and_then(|t| t.name.as_deref()).unwrap_or("");
+                calls.call(session, Call::ToolCall { id, title: name });
+                if let Some(input) = tool.and_then(|t| t.input) {
+                    calls.call(session, Call::ArgsSnapshot { id, args: &raw_text(input) });
+                }
+                fast_tool_meta(event, session, id, calls);
+            }
+            Some("tool_result") => {
+                fast_tool_meta(event, session, id, calls);
+                let failed = tool.and_then(|t| t.is_error) == Some(true);
+                let output = tool.and_then(|t| t.output).filter(|o| o.get() != "null").map(raw_text).unwrap_or_default();
+                let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
+                calls.call(session, Call::ToolUpdate { id, content: &output, status });
+            }
+            Some("usage") => {
+                let Some(usage) = &event.usage else { return false };
+                let input = [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens]
+                    .into_iter()
+                    .flatten()
+                    .reduce(|a, b| a + b);
+                let Some(total) = input.or(usage.total_tokens) else { return false };
+                calls.call(session, Call::TokenUsage { total });
+            }
+            Some("status") if event.status.as_deref() == Some("tool_output") && !id.is_empty() => {
+                let content = event.content.filter(|c| c.get() != "null").map(raw_text).unwrap_or_default();
+                let replace = event.replace == Some(true);
+                calls.call(session, Call::ToolOutput { id, content: &content, replace });
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// Translates one line already parsed: a deepwork Event, or a
@@ -204,6 +342,20 @@ impl DeepworkAdapter {
                 report(calls, session, AnomalyKind::UnknownEvent, &format!("deepwork: event kind `{other}`: {event}"))
             }
         }
+    }
+}
+
+/// [`tool_meta`] from the borrowed view.
+fn fast_tool_meta(event: &FastEvent<'_>, session: Option<&str>, id: &str, calls: &mut dyn CallSink) {
+    let mut meta = Meta::new();
+    if let Some(value) = event.meta {
+        meta.insert("deepwork_meta".to_owned(), raw_value(value));
+    }
+    if let Some(value) = event.tool.as_ref().and_then(|t| t.duration_ms) {
+        meta.insert("duration_ms".to_owned(), raw_value(value));
+    }
+    if !meta.is_empty() {
+        calls.call(session, Call::ToolMeta { id, meta: &meta });
     }
 }
 

@@ -147,3 +147,28 @@ fn streamed_arguments_are_coalesced_and_the_final_input_precedes_the_result() {
     assert_eq!(call["arguments"].as_str().unwrap().len(), 20 * 20_000 + r#"{"text":""}"#.len());
     assert_eq!(call["result"]["content"], "done");
 }
+
+/// The frequent events are read from a view borrowed from the line: the
+/// arguments keep the producer's own JSON text (key order, spacing), a
+/// `meta.ts` is still the clock, and rich content still takes the general
+/// path and is reported.
+#[test]
+fn frequent_events_keep_their_text_and_their_clock() {
+    let input = concat!(
+        r#"{"kind":"tool_start","tool":{"id":"t","name":"run","input":{"z": 1, "a": "x\n"}},"meta":{"ts":"2026-01-01T00:00:01Z"}}"#,
+        "\n",
+        r#"{"kind":"tool_result","tool":{"id":"t","output":"ok","duration_ms":4},"meta":{"ts":1767225602000}}"#,
+        "\n",
+        r#"{"kind":"text","content":{"rich":"r"}}"#,
+        "\n"
+    );
+    let lines = records(input.as_bytes(), "deepwork");
+    let call = &of_type(&lines, "round")[0]["tool_calls"][0];
+    assert_eq!(call["arguments"], r#"{"z": 1, "a": "x\n"}"#, "as sent, not re-serialised");
+    assert_eq!(
+        (&call["started_at_ms"], &call["finished_at_ms"]),
+        (&json!(1_767_225_601_000u64), &json!(1_767_225_602_000u64))
+    );
+    assert_eq!(call["meta"]["duration_ms"], 4);
+    assert_eq!(of_type(&lines, "anomaly")[0]["kind"], "unknown_content");
+}
