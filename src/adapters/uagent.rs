@@ -22,11 +22,16 @@
 //! assert_eq!(builder.rounds()[0].message, "hello");
 //! ```
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::support::{id_text, output_text, text_field, one, parse_event, parse_rfc3339, pick, report, rfc3339_ms, json_text};
+use super::support::{
+    id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, raw_text, report, rfc3339_ms, text_field,
+};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -274,8 +279,26 @@ pub struct UagentAdapter {
     session_events: Vec<Value>,
 }
 
+/// A streamed fragment (`text_delta`, `reasoning_delta`), most of a
+/// stream's lines, read from a view borrowed from the line; every other
+/// event takes the general path over a `Value`.
+#[derive(Debug, Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    at: Option<Cow<'a, str>>,
+}
+
 impl Adapter for UagentAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        if let Ok(delta) = serde_json::from_slice::<Delta<'_>>(payload) {
+            if self.delta(&delta, calls) {
+                return Ok(());
+            }
+        }
         let event = parse_event(payload)?;
         if event.get("type").and_then(Value::as_str).is_none() {
             return Err(BadLine::new("not a uagent event: no string `type`"));
@@ -308,6 +331,34 @@ impl UagentAdapter {
     /// An adapter with no state.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A text or reasoning fragment from the borrowed view; `false` for any
+    /// other event, or a fragment whose text is not a string (the general
+    /// path reports it).
+    fn delta(&mut self, delta: &Delta<'_>, calls: &mut dyn CallSink) -> bool {
+        let text = match delta.text.map(RawValue::get) {
+            None | Some("null") => Cow::Borrowed(""),
+            Some(json) if json.starts_with('"') => delta.text.map(raw_text).unwrap_or_default(),
+            Some(_) => return false,
+        };
+        let reasoning = match delta.kind.as_ref() {
+            "text_delta" => false,
+            "reasoning_delta" => true,
+            _ => return false,
+        };
+        if let Some(at_ms) = delta.at.as_deref().and_then(rfc3339_ms) {
+            calls.clock(at_ms);
+        }
+        let session = self.session.as_deref();
+        if reasoning {
+            self.streamed_reasoning.push_str(&text);
+            calls.call(session, Call::Thought { text: &text });
+        } else {
+            self.streamed_text.push_str(&text);
+            calls.call(session, Call::Message { text: &text });
+        }
+        true
     }
 
     /// Translates one event already parsed (its `at` is not read as a
