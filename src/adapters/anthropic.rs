@@ -39,7 +39,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, scalar_text};
+use super::support::{one, raw_text, raw_value, report, scalar_text, utf8};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -80,7 +80,7 @@ pub struct AnthropicAdapter {
 
 impl Adapter for AnthropicAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let text = std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))?;
+        let text = utf8(payload)?;
         let event: Event<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
         if event.kind.is_none() && event.role.as_deref() == Some("user") {
             self.messages.user_message(event.content, None, calls);

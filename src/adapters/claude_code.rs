@@ -36,7 +36,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::{Block, Event, MessageStream};
-use super::support::{one, raw_text, raw_value, report, EventCounts};
+use super::support::{one, raw_text, raw_value, report, utf8, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -151,7 +151,7 @@ impl Adapter for ClaudeCodeAdapter {
     }
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let text = std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))?;
+        let text = utf8(payload)?;
         let line: Line<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
         let session = line.parent_tool_use_id.as_deref();
         let init = line.kind == "system" && line.subtype.as_deref() == Some("init");

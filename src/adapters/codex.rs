@@ -37,7 +37,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report};
+use super::support::{one, raw_text, raw_value, report, utf8};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -161,7 +161,7 @@ const TOOLS: [(&str, &str); 6] = [
 
 impl Adapter for CodexAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let line: Line<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
         match line.kind.as_ref() {
             "thread.started" => {
                 self.thread.clear();

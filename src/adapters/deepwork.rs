@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use super::support::{
     at_path, id_text, json_text, one, output_text, parse_event, raw_text, raw_value, report, rfc3339_ms,
-    scalar_text, text_field, EventCounts,
+    scalar_text, text_field, utf8, EventCounts,
 };
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -74,7 +74,7 @@ impl Adapter for DeepworkAdapter {
         // usage, live output) decode into a view borrowed from the line;
         // the rest (transcript lines, statuses, ends, errors, odd shapes)
         // take the general path over a `Value`.
-        if let Ok(event) = serde_json::from_slice::<FastEvent<'_>>(payload) {
+        if let Some(event) = utf8(payload).ok().and_then(|text| serde_json::from_str::<FastEvent<'_>>(text).ok()) {
             if self.fast(&event, calls) {
                 return Ok(());
             }

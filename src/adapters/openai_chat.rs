@@ -35,7 +35,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, scalar_text};
+use super::support::{one, raw_text, raw_value, report, scalar_text, utf8};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -170,7 +170,7 @@ impl Adapter for OpenAiChatAdapter {
         if payload.trim_ascii() == b"[DONE]" {
             return Ok(());
         }
-        let line: Line<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
         self.line(line, payload, calls);
         Ok(())
     }

@@ -38,7 +38,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, scalar_text};
+use super::support::{one, raw_text, raw_value, report, scalar_text, utf8};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -201,7 +201,7 @@ const ARGUMENT_DELTAS: [&str; 6] = [
 
 impl Adapter for OpenAiResponsesAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let event: Event<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        let event: Event<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
         if !self.event(&event, calls) {
             let detail = format!("openai-responses: unknown event: {}", String::from_utf8_lossy(payload));
             report(calls, None, AnomalyKind::UnknownEvent, &detail);

@@ -16,6 +16,12 @@ pub(crate) fn parse_event(payload: &[u8]) -> Result<Value, BadLine> {
     serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))
 }
 
+/// A payload as text, validated once: decoding from text then needs no
+/// second validation of each string or kept raw value.
+pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
+    std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))
+}
+
 /// Reports what an adapter cannot translate as an anomaly that keeps what
 /// it saw.
 pub(crate) fn report(calls: &mut dyn CallSink, session: Option<&str>, kind: AnomalyKind, detail: &str) {

@@ -31,6 +31,7 @@ use serde_json::{json, Map, Value};
 
 use super::support::{
     id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, raw_text, report, rfc3339_ms, text_field,
+    utf8,
 };
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -294,7 +295,7 @@ struct Delta<'a> {
 
 impl Adapter for UagentAdapter {
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        if let Ok(delta) = serde_json::from_slice::<Delta<'_>>(payload) {
+        if let Some(delta) = utf8(payload).ok().and_then(|text| serde_json::from_str::<Delta<'_>>(text).ok()) {
             if self.delta(&delta, calls) {
                 return Ok(());
             }

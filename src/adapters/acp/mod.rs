@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::support::{one, report};
+use super::support::{one, report, utf8};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -204,7 +204,10 @@ impl Adapter for AcpAdapter {
         if payload.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             return self.batch(payload, calls);
         }
-        let message: Message<'_> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        // Validated once as UTF-8, then read as text: the raw values the
+        // views keep need no second validation.
+        let text = utf8(payload)?;
+        let message: Message<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
         let is_acp = message.jsonrpc.is_some()
             || message.method.is_some()
             || (message.id.is_some() && (message.result.is_some() || message.error.is_some()))
