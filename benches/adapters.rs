@@ -222,8 +222,11 @@ fn main() {
         let ratio = median(pairs.iter().map(|(f, r)| r.as_secs_f64() / f.as_secs_f64()).collect());
         let replay_time = median(pairs.iter().map(|p| p.1.as_secs_f64()).collect());
         let floor_time = median(pairs.iter().map(|p| p.0.as_secs_f64()).collect());
+        // Allocations per event in the steady state: what a whole replay
+        // allocates, over its lines.
+        let allocations = allocation_counter::measure(replay).count_total as f64 / lines;
         println!(
-            "{name:<16} {:>6.1} MB {:>9.0} lines   floor {:>8.1} ms   replay {:>8.1} ms  {:>7.1} MB/s {:>10.0} lines/s   {ratio:.2}x floor",
+            "{name:<16} {:>6.1} MB {:>9.0} lines   floor {:>8.1} ms   replay {:>8.1} ms  {:>7.1} MB/s {:>10.0} lines/s   {ratio:.2}x floor   {allocations:.2} allocations/line",
             input.len() as f64 / 1e6,
             lines,
             ms(Duration::from_secs_f64(floor_time)),

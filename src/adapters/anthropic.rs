@@ -39,7 +39,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, scalar_text, utf8};
+use super::support::{one, raw_text, raw_value, report, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -97,7 +97,7 @@ impl Adapter for AnthropicAdapter {
 /// One stream event (or host line), as the adapter reads it.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Event<'a> {
-    #[serde(borrow, default, rename = "type")]
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     pub kind: Option<Cow<'a, str>>,
     #[serde(default)]
     pub index: Option<u64>,
@@ -117,7 +117,7 @@ pub(crate) struct Event<'a> {
     pub error: Option<&'a RawValue>,
     /// A host line: a user message's role and content, or a bare
     /// `tool_result` block's fields.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
@@ -129,9 +129,9 @@ pub(crate) struct Event<'a> {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct MessageInfo<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub model: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub usage: Option<&'a RawValue>,
@@ -145,13 +145,13 @@ pub(crate) struct Block<'a> {
     pub kind: Cow<'a, str>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub signature: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub tool_use_id: Option<Cow<'a, str>>,
@@ -163,23 +163,23 @@ pub(crate) struct Block<'a> {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct Delta<'a> {
-    #[serde(borrow, default, rename = "type")]
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub signature: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub citation: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub content: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub stop_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub stop_sequence: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub stop_details: Option<&'a RawValue>,
@@ -441,7 +441,7 @@ fn tool_result(id: &str, content: Option<&RawValue>, failed: bool, session: Opti
 fn result_is_error(content: Option<&RawValue>) -> bool {
     #[derive(Deserialize)]
     struct Head<'a> {
-        #[serde(borrow, default, rename = "type")]
+        #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
         kind: Option<Cow<'a, str>>,
         #[serde(default)]
         error_code: Option<&'a RawValue>,

@@ -36,7 +36,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::{Block, Event, MessageStream};
-use super::support::{one, raw_text, raw_value, report, utf8, EventCounts};
+use super::support::{one, raw_text, raw_value, report, utf8, EventCounts, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -91,9 +91,9 @@ pub struct ClaudeCodeAdapter {
 struct Line<'a> {
     #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     subtype: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     parent_tool_use_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     event: Option<Event<'a>>,
@@ -105,13 +105,13 @@ struct Line<'a> {
     is_error: Option<bool>,
     #[serde(default, rename = "isReplay")]
     is_replay: Option<bool>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     terminal_reason: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]
 struct Message<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
@@ -122,9 +122,9 @@ struct Message<'a> {
 /// A permission request's fields the adapter reads.
 #[derive(Debug, Deserialize)]
 struct Request<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     subtype: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_use_id: Option<Cow<'a, str>>,
 }
 

@@ -22,10 +22,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::support::{
-    at_path, id_text, json_text, one, output_text, parse_event, raw_text, raw_value, report, rfc3339_ms,
-    scalar_text, text_field, utf8, EventCounts,
-};
+use super::support::{at_path, id_text, json_text, one, output_text, parse_event, raw_text, raw_value, report, rfc3339_ms, scalar_text, text_field, utf8, EventCounts, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -92,7 +89,7 @@ impl Adapter for DeepworkAdapter {
 /// kinds, borrowed from the line.
 #[derive(Debug, Deserialize)]
 struct FastEvent<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     kind: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     source: Option<Cow<'a, str>>,
@@ -104,7 +101,7 @@ struct FastEvent<'a> {
     meta: Option<&'a RawValue>,
     #[serde(default)]
     usage: Option<FastUsage>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
     #[serde(default)]
     replace: Option<bool>,

@@ -35,7 +35,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, scalar_text, utf8};
+use super::support::{one, raw_text, raw_value, report, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -78,13 +78,13 @@ pub struct OpenAiChatAdapter {
 /// One line: a chunk, a whole completion, or a host message.
 #[derive(Debug, Deserialize)]
 struct Line<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     object: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     system_fingerprint: Option<Cow<'a, str>>,
     /// Unix seconds.
     #[serde(default)]
@@ -98,7 +98,7 @@ struct Line<'a> {
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
     /// A host message line: `role`, `content`, `tool_call_id`, ...
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
@@ -124,22 +124,22 @@ struct Choice<'a> {
     /// A whole completion's message.
     #[serde(borrow, default)]
     message: Option<Message<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     finish_reason: Option<Cow<'a, str>>,
 }
 
 /// A delta, a completion's message, or a host message: the same fields.
 #[derive(Debug, Default, Deserialize)]
 struct Message<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     refusal: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<ToolCall<'a>>>,
@@ -159,7 +159,7 @@ struct ToolCall<'a> {
 
 #[derive(Debug, Deserialize)]
 struct Function<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,

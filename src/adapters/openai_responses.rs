@@ -38,7 +38,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, scalar_text, utf8};
+use super::support::{one, raw_text, raw_value, report, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -93,9 +93,9 @@ struct Event<'a> {
     summary_index: Option<u64>,
     #[serde(borrow, default)]
     delta: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     arguments: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     input: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     item: Option<&'a RawValue>,
@@ -106,7 +106,7 @@ struct Event<'a> {
     /// `error`: the error, or its fields at the top.
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     message: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     code: Option<&'a RawValue>,
@@ -115,7 +115,7 @@ struct Event<'a> {
     call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     output: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
@@ -123,11 +123,11 @@ struct Event<'a> {
 
 #[derive(Debug, Deserialize)]
 struct Response<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
@@ -146,9 +146,9 @@ struct Item<'a> {
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,

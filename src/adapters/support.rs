@@ -233,6 +233,39 @@ pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(
     deserializer.deserialize_any(Scalar)
 }
 
+/// An optional string borrowed from the input when it has no escapes.
+/// `#[serde(borrow)]` on an `Option<Cow<str>>` does not borrow (serde
+/// borrows a bare `Cow<str>` only): every such field allocated, on every
+/// event, until the adapters' views used this.
+pub(crate) fn opt_cow<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Text;
+    impl<'de> serde::de::Visitor<'de> for Text {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+            deserializer.deserialize_str(Text)
+        }
+    }
+    deserializer.deserialize_option(Text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

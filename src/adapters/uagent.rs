@@ -29,10 +29,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::support::{
-    id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, raw_text, report, rfc3339_ms, text_field,
-    utf8,
-};
+use super::support::{id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, raw_text, report, rfc3339_ms, text_field, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -289,7 +286,7 @@ struct Delta<'a> {
     kind: Cow<'a, str>,
     #[serde(borrow, default)]
     text: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     at: Option<Cow<'a, str>>,
 }
 

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub(super) use crate::adapters::support::{raw_text as text, raw_value as value};
-use crate::adapters::support::scalar_text;
+use crate::adapters::support::{opt_cow, scalar_text};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
 /// a bare `SessionNotification` (`sessionId` and `update` at the top).
@@ -20,7 +20,7 @@ use crate::adapters::support::scalar_text;
 pub(super) struct Message<'a> {
     #[serde(borrow, default)]
     pub jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub id: Option<&'a RawValue>,
@@ -61,13 +61,13 @@ pub(super) struct Params<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Update<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub session_update: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub tool_call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub title: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub status: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
@@ -101,13 +101,13 @@ pub(super) struct UpdateMeta<'a> {
 
 #[derive(Debug, Deserialize)]
 struct ClaudeCode<'a> {
-    #[serde(borrow, default, rename = "parentToolUseId")]
+    #[serde(borrow, default, rename = "parentToolUseId", deserialize_with = "opt_cow")]
     parent_tool_use_id: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]
 struct TerminalData<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     data: Option<Cow<'a, str>>,
 }
 
@@ -152,9 +152,9 @@ impl<'a> UpdateMeta<'a> {
 /// A text content block (`{"type":"text","text":...}`) or another kind.
 #[derive(Debug, Deserialize)]
 pub(super) struct ContentBlock<'a> {
-    #[serde(borrow, default, rename = "type")]
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub text: Option<Cow<'a, str>>,
 }
 
@@ -173,15 +173,15 @@ impl<'a> ContentBlock<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ToolContent<'a> {
-    #[serde(borrow, default, rename = "type")]
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     pub kind: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub path: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub old_text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub new_text: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "_meta")]
     pub meta: Option<&'a RawValue>,
