@@ -35,9 +35,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, utf8, opt_cow};
+use super::support::{one, raw_text, raw_value, report, utf8, opt_cow, Fields};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -93,61 +92,9 @@ struct Line<'a> {
     message: Option<Cow<'a, str>>,
 }
 
-/// An item's fields in the order they came, borrowed from the line: a list
-/// rather than a struct because Codex can send a key twice (a derived
-/// struct rejects that), and [`Item::get`] takes the last, as a map would.
-#[derive(Debug, Default)]
-struct Item<'a>(SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>);
-
-impl<'a> Item<'a> {
-    /// The last value of `key`.
-    fn get(&self, key: &str) -> Option<&'a RawValue> {
-        self.0.iter().rev().find(|(name, _)| name == key).map(|(_, value)| *value)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Fields<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Fields<'a> {
-            type Value = Item<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Item<'a>, M::Error> {
-                let mut item = Item::default();
-                while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
-                    let value: &'a RawValue = map.next_value()?;
-                    item.0.push((key, value));
-                }
-                Ok(item)
-            }
-        }
-        deserializer.deserialize_map(Fields(std::marker::PhantomData))
-    }
-}
-
-/// An object key, borrowed unless it has escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Text<'a> {
-            type Value = Key<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'a>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Key<'a>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(Text(std::marker::PhantomData))
-    }
-}
+/// An item's fields, borrowed: a list rather than a struct because Codex
+/// can send a key twice (a derived struct rejects that); the last wins.
+type Item<'a> = Fields<'a>;
 
 /// The tool items, with the field that holds their arguments.
 const TOOLS: [(&str, &str); 6] = [

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
+use smallvec::SmallVec;
 
 use super::CallSink;
 use crate::bad_line::BadLine;
@@ -264,6 +265,64 @@ pub(crate) fn opt_cow<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Resu
         }
     }
     deserializer.deserialize_option(Text)
+}
+
+/// An object's fields in the order they came, borrowed from the input (keys
+/// unless escaped, values as raw JSON): for objects whose keys are not
+/// known in advance (extension metadata), or that may repeat a key (Codex's
+/// items), which a derived struct rejects. [`Fields::get`] takes the last
+/// value of a key, as a map would.
+#[derive(Debug, Default)]
+pub(crate) struct Fields<'a>(pub(crate) SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>);
+
+impl<'a> Fields<'a> {
+    /// The last value of `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(name, _)| name == key).map(|(_, value)| *value)
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
+                let mut item = Fields::default();
+                while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
+                    let value: &'a RawValue = map.next_value()?;
+                    item.0.push((key, value));
+                }
+                Ok(item)
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// An object key, borrowed unless it has escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Key<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Text<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text(std::marker::PhantomData))
+    }
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@
 //! assert_eq!(builder.rounds()[0].message, "Hi");
 //! ```
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
@@ -316,7 +317,7 @@ impl AcpAdapter {
                         tool_call.tool_call_id.as_deref().map(|call| {
                             let meta = UpdateMeta::read(tool_call.meta);
                             let routed = self.route(session, meta.parent_tool_use_id.as_deref(), Some(call));
-                            (routed, Box::from(call))
+                            (Box::from(routed.as_ref()), Box::from(call))
                         })
                     }
                     _ => None,
@@ -448,7 +449,7 @@ impl AcpAdapter {
                 let target = self.route(session, meta.parent_tool_use_id.as_deref(), None);
                 self.link(&target, meta.parent_tool_use_id.as_deref(), calls);
                 self.ensure_running(&target, calls);
-                let state = self.sessions.entry(target.clone()).or_default();
+                let state = self.session_mut(&target);
                 state.agent_content = true;
                 match update.content.and_then(ContentBlock::text) {
                     Some(text) if kind == "agent_message_chunk" => {
@@ -471,7 +472,7 @@ impl AcpAdapter {
             }
             "user_message_chunk" => {
                 let target = self.route(session, meta.parent_tool_use_id.as_deref(), None);
-                let state = self.sessions.entry(target.clone()).or_default();
+                let state = self.session_mut(&target);
                 // In a session/load replay, the user's next prompt after
                 // agent content begins the next run.
                 if state.loading && state.agent_content {
@@ -509,24 +510,24 @@ impl AcpAdapter {
     /// under its parent's session id goes to a session of its own,
     /// `{session}/{parentToolUseId}`; a subagent that has its own session
     /// id already (JetBrains Air's `subagent_*` events) keeps it.
-    fn route(&mut self, session: &str, parent_tool: Option<&str>, call: Option<&str>) -> Box<str> {
-        let root = self.root(session);
-        if let Some(state) = call.and_then(|call| self.calls.get(&root)?.get(call)) {
-            return state.session.clone();
+    fn route<'s>(&mut self, session: &'s str, parent_tool: Option<&str>, call: Option<&str>) -> Cow<'s, str> {
+        let root = self.root_of(session);
+        if let Some(state) = call.and_then(|call| self.calls.get(root)?.get(call)) {
+            return Cow::Owned(state.session.to_string());
         }
         let is_child = self.sessions.get(session).is_some_and(|s| s.parent.is_some());
         match parent_tool {
             Some(parent_tool) if !is_child => {
-                let child: Box<str> = format!("{session}/{parent_tool}").into();
-                if !self.sessions.contains_key(&child) {
+                let child = format!("{session}/{parent_tool}");
+                if !self.sessions.contains_key(child.as_str()) {
                     self.adopt(session, &child);
-                    if let Some(state) = self.sessions.get_mut(&child) {
+                    if let Some(state) = self.sessions.get_mut(child.as_str()) {
                         state.made_up = true;
                     }
                 }
-                child
+                Cow::Owned(child)
             }
-            _ => session.into(),
+            _ => Cow::Borrowed(session),
         }
     }
 
@@ -548,8 +549,14 @@ impl AcpAdapter {
         calls.call(Some(&session), Call::ToolMeta { id: parent_tool, meta: &meta });
     }
 
-    /// The topmost parent of a session (itself when it has none).
+    /// The topmost parent of a session (itself when it has none), owned,
+    /// for callers that change the adapter next.
     fn root(&self, session: &str) -> Box<str> {
+        self.root_of(session).into()
+    }
+
+    /// The topmost parent of a session (itself when it has none).
+    fn root_of<'s>(&'s self, session: &'s str) -> &'s str {
         let mut at = session;
         // Parents form a forest ([`adopt`](Self::adopt) refuses cycles);
         // the bound only guards against a bug.
@@ -559,7 +566,16 @@ impl AcpAdapter {
                 None => break,
             }
         }
-        at.into()
+        at
+    }
+
+    /// A session's state, made on first sight (the name is copied only
+    /// then: `entry` would copy it on every event).
+    fn session_mut(&mut self, session: &str) -> &mut SessionState {
+        if !self.sessions.contains_key(session) {
+            self.sessions.insert(session.into(), SessionState::default());
+        }
+        self.sessions.get_mut(session).expect("the session was inserted above")
     }
 
     /// Makes `child` a subagent session of `parent` (unless it has a
@@ -579,7 +595,7 @@ impl AcpAdapter {
     /// A subagent session begins a run at its first traffic after its
     /// last one finished. (A top-level session's runs are its prompts.)
     fn ensure_running(&mut self, session: &str, calls: &mut dyn CallSink) {
-        let state = self.sessions.entry(session.into()).or_default();
+        let state = self.session_mut(session);
         if state.parent.is_some() && !state.running {
             state.running = true;
             state.agent_content = false;
@@ -1046,7 +1062,7 @@ impl AcpAdapter {
                 };
                 let target = self.route(session, None, Some(&call));
                 let root = self.root(&target);
-                self.tasks.insert(task.into(), TaskOf { root, session: target.clone(), call: call.as_str().into() });
+                self.tasks.insert(task.into(), TaskOf { root, session: target.as_ref().into(), call: call.as_str().into() });
                 let meta = one("acp_async_task", Value::Object(rest));
                 calls.call(Some(&target), Call::ToolMeta { id: &call, meta: &meta });
             }

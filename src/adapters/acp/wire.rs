@@ -5,14 +5,13 @@
 //! escapes) and a line is scanned about once.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 pub(super) use crate::adapters::support::{raw_text as text, raw_value as value};
-use crate::adapters::support::{opt_cow, scalar_text};
+use crate::adapters::support::{opt_cow, scalar_text, Fields};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
 /// a bare `SessionNotification` (`sessionId` and `update` at the top).
@@ -117,10 +116,19 @@ impl<'a> UpdateMeta<'a> {
     pub(super) fn read(raw: Option<&'a RawValue>) -> UpdateMeta<'a> {
         let mut meta = UpdateMeta::default();
         let Some(raw) = raw else { return meta };
-        let Ok(entries) = serde_json::from_str::<BTreeMap<Cow<'a, str>, &'a RawValue>>(raw.get()) else {
+        let Ok(entries) = serde_json::from_str::<Fields<'a>>(raw.get()) else {
             meta.rest.insert("_meta".into(), value(raw));
             return meta;
         };
+        // A repeated key: the last wins, as in a map.
+        let mut entries = entries.0;
+        let mut at = entries.len();
+        while at > 0 {
+            at -= 1;
+            if entries[at + 1..].iter().any(|(later, _)| *later == entries[at].0) {
+                entries.remove(at);
+            }
+        }
         for (key, raw) in entries {
             match key.as_ref() {
                 "terminal_output_delta" | "terminal_output" => {
