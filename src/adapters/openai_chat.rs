@@ -89,8 +89,9 @@ struct Line<'a> {
     /// Unix seconds.
     #[serde(default)]
     created: Option<u64>,
+    /// One choice in almost every chunk: held inline.
     #[serde(borrow, default)]
-    choices: Option<Vec<Choice<'a>>>,
+    choices: Option<SmallVec<[Choice<'a>; 1]>>,
     #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -103,7 +104,7 @@ struct Line<'a> {
     #[serde(borrow, default)]
     content: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<ToolCall<'a>>>,
+    tool_calls: Option<SmallVec<[ToolCall<'a>; 1]>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_call_id: Option<Cow<'a, str>>,
 }
@@ -142,7 +143,7 @@ struct Message<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     refusal: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<ToolCall<'a>>>,
+    tool_calls: Option<SmallVec<[ToolCall<'a>; 1]>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_call_id: Option<Cow<'a, str>>,
 }
@@ -253,30 +254,24 @@ impl OpenAiChatAdapter {
             // Only the first fragment names the call; later ones may carry
             // `"id": ""` or `"name": ""`.
             let declared = tool.id.as_deref().filter(|id| !id.is_empty());
-            let id = match declared {
-                Some(id) if self.tool(choice, index) != Some(id) => {
-                    let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
-                    calls.call(session, Call::ToolCall { id, title: name });
-                    self.tools.retain(|(c, i, _)| (*c, *i) != (choice, index));
-                    self.tools.push((choice, index, id.to_owned()));
-                    id.to_owned()
-                }
-                Some(id) => id.to_owned(),
-                None => match self.tool(choice, index) {
-                    Some(id) => id.to_owned(),
-                    None => {
-                        let detail = format!("openai-chat: a tool-call fragment for index {index} that no fragment declared: {}", serde_json::to_string(&function.and_then(|f| f.arguments)).unwrap_or_default());
-                        report(calls, session, AnomalyKind::UnknownToolCall, &detail);
-                        continue;
-                    }
-                },
+            if let Some(id) = declared.filter(|id| self.tool(choice, index) != Some(*id)) {
+                let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
+                calls.call(session, Call::ToolCall { id, title: name });
+                self.tools.retain(|(c, i, _)| (*c, *i) != (choice, index));
+                self.tools.push((choice, index, id.to_owned()));
+            }
+            let Some(id) = declared.or_else(|| self.tool(choice, index)) else {
+                let arguments = function.and_then(|f| f.arguments).map_or("null", RawValue::get);
+                let detail = format!("openai-chat: a tool-call fragment for index {index} that no fragment declared: {arguments}");
+                report(calls, session, AnomalyKind::UnknownToolCall, &detail);
+                continue;
             };
             let Some(arguments) = function.and_then(|f| f.arguments) else { continue };
             let arguments = raw_text(arguments);
             if whole {
-                calls.call(session, Call::ArgsSnapshot { id: &id, args: &arguments });
+                calls.call(session, Call::ArgsSnapshot { id, args: &arguments });
             } else {
-                calls.call(session, Call::ToolUpdate { id: &id, content: &arguments, status: ToolCallStatus::InProgress });
+                calls.call(session, Call::ToolUpdate { id, content: &arguments, status: ToolCallStatus::InProgress });
             }
         }
     }
