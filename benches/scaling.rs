@@ -260,6 +260,21 @@ fn main() {
         replay_as("ops", "deepwork", if big { &large } else { &small })
     });
 
+    // Quadratic until found by the adapters benchmark (issue 11): a Codex
+    // turn of many tool items looked each id up in a list of the turn's.
+    let codex_items = |items: usize| {
+        let mut input = String::from("{\"type\":\"turn.started\"}\n");
+        for n in 0..items {
+            input.push_str(&format!("{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"command_execution\",\"command\":\"ls\",\"aggregated_output\":\"\",\"status\":\"in_progress\"}}}}\n"));
+            input.push_str(&format!("{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"command_execution\",\"command\":\"ls\",\"aggregated_output\":\"a.txt\",\"exit_code\":0,\"status\":\"completed\"}}}}\n"));
+        }
+        input
+    };
+    let (small, large) = (codex_items(20_000), codex_items(40_000));
+    ratio("Codex turn of many tool items", "20k", "40k", |big| {
+        replay_as("codex", "records", if big { &large } else { &small })
+    });
+
     println!("\nthreads: independent builders (median of {RUNS} paired runs)");
     const CALLS: usize = 1_000_000;
     let feed = || {

@@ -31,6 +31,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -64,8 +65,10 @@ session",
 /// Translates Codex `exec --json` lines into calls.
 #[derive(Debug, Default)]
 pub struct CodexAdapter {
-    /// Tool items declared in the current turn (ids restart on resume).
-    declared: Vec<String>,
+    /// Tool items of the current turn declared and not yet completed (ids
+    /// restart on resume): a set, and only the open ones, so that a turn of
+    /// thousands of items costs neither a scan per item nor memory per item.
+    declared: HashSet<Box<str>>,
     /// The thread, for the runs that begin in it.
     thread: String,
     /// What the last item of the turn was, to separate two whole messages
@@ -205,6 +208,7 @@ impl CodexAdapter {
                 self.last_text = None;
                 self.tool(kind, &id, arguments_field, item, event, calls);
                 if completed {
+                    self.declared.remove(id.as_ref());
                     tool_result(kind, &id, item, raw, calls);
                 }
             }
@@ -215,7 +219,7 @@ impl CodexAdapter {
     /// declared once, its arguments as a snapshot, a command's output so
     /// far as live output.
     fn tool(&mut self, kind: &str, id: &str, arguments_field: &str, item: &Item<'_>, event: &str, calls: &mut dyn CallSink) {
-        if !self.declared.iter().any(|declared| declared == id) {
+        if !self.declared.contains(id) {
             let title = match (item.get("server"), item.get("tool")) {
                 (Some(server), Some(tool)) => format!("{}/{}", raw_text(server), raw_text(tool)),
                 (None, Some(tool)) => raw_text(tool).into_owned(),
@@ -225,7 +229,7 @@ impl CodexAdapter {
             if title != kind {
                 calls.call(None, Call::ToolMeta { id, meta: &one("codex_item_type", Value::from(kind)) });
             }
-            self.declared.push(id.to_owned());
+            self.declared.insert(id.into());
         }
         if let Some(arguments) = item.get(arguments_field).filter(|a| a.get() != "null") {
             calls.call(None, Call::ArgsSnapshot { id, args: &raw_text(arguments) });
