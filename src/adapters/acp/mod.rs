@@ -312,7 +312,7 @@ impl AcpAdapter {
         let session = params.as_ref().and_then(|p| p.session_id.as_deref());
         if let Some(id) = id.clone() {
             if is_agent_method(method) {
-                let permission_for = match (method, session, params.as_ref().and_then(|p| p.tool_call.as_ref())) {
+                let permission_for = match (method, session, params.as_ref().and_then(Params::tool_call)) {
                     ("session/request_permission", Some(session), Some(tool_call)) => {
                         tool_call.tool_call_id.as_deref().map(|call| {
                             let meta = UpdateMeta::read(tool_call.meta);
@@ -353,8 +353,8 @@ impl AcpAdapter {
                 }
             }
             ("session/request_permission", Some(session)) => {
-                if let Some(tool_call) = &params.tool_call {
-                    self.permission(session, tool_call, params.options, calls);
+                if let Some(tool_call) = params.tool_call() {
+                    self.permission(session, &tool_call, params.options, calls);
                 }
             }
             // The rest (initialize, session/new, the agent's file and

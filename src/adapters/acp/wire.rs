@@ -46,12 +46,21 @@ pub(super) struct Params<'a> {
     /// `session/prompt`: the user's content blocks.
     #[serde(borrow, default)]
     pub prompt: Option<&'a RawValue>,
-    /// `session/request_permission`: the tool call asked about.
-    #[serde(borrow, default)]
-    pub tool_call: Option<Update<'a>>,
+    /// `session/request_permission`: the tool call asked about, read when
+    /// used ([`Params::tool_call`]): permission requests are rare, and an
+    /// `Update` inline would double the size every message is moved with.
+    #[serde(borrow, default, rename = "toolCall")]
+    pub tool_call_raw: Option<&'a RawValue>,
     /// `session/request_permission`: what the user may answer.
     #[serde(borrow, default)]
     pub options: Option<&'a RawValue>,
+}
+
+impl<'a> Params<'a> {
+    /// A permission request's tool call, if it has one that reads.
+    pub(super) fn tool_call(&self) -> Option<Update<'a>> {
+        serde_json::from_str(self.tool_call_raw?.get()).ok()
+    }
 }
 
 /// A `session/update`'s update, or a permission request's tool call (the
