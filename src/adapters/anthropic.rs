@@ -79,6 +79,10 @@ pub struct AnthropicAdapter {
 }
 
 impl Adapter for AnthropicAdapter {
+    fn end(&mut self, calls: &mut dyn CallSink) {
+        self.messages.end(None, calls);
+    }
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let text = utf8(payload)?;
         let event: Event<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
@@ -185,6 +189,9 @@ pub(crate) struct Delta<'a> {
     pub stop_details: Option<&'a RawValue>,
 }
 
+/// Open blocks kept per message at most (a real message has a few).
+const MAX_OPEN_BLOCKS: usize = 256;
+
 /// The state of one Messages stream: the message being read and its open
 /// blocks. Shared with the Claude Code adapter, whose `stream_event` lines
 /// carry these events.
@@ -227,12 +234,22 @@ impl MessageStream {
                 self.message = id.to_owned();
                 self.model = message.model.as_deref().unwrap_or("").to_owned();
                 self.usage = message.usage.map(raw_value).and_then(into_object).unwrap_or_default();
-                self.blocks.clear();
+                // Blocks the last message never stopped end with it.
+                self.end(session, calls);
             }
             "content_block_start" => {
                 let (Some(index), Some(block)) = (event.index, &event.content_block) else { return false };
                 let open = self.block_start(block, event_text, session, calls);
-                self.blocks.retain(|(i, _)| *i != index);
+                if let Some(at) = self.blocks.iter().position(|(i, _)| *i == index) {
+                    let (_, replaced) = self.blocks.remove(at);
+                    block_stop(replaced, session, calls);
+                }
+                // A stream that opens blocks and never stops them (nor starts
+                // a message) is bounded: the oldest is ended as if stopped.
+                if self.blocks.len() >= MAX_OPEN_BLOCKS {
+                    let (_, oldest) = self.blocks.remove(0);
+                    block_stop(oldest, session, calls);
+                }
                 self.blocks.push((index, open));
             }
             "content_block_delta" => {
@@ -377,6 +394,15 @@ impl MessageStream {
         // round: the machine keeps round metadata without a round in the
         // run's, in the order it came.
         calls.call(session, Call::RoundMeta { meta: &meta });
+    }
+
+    /// Ends the blocks still open (as `content_block_stop` would): at a new
+    /// message, and at the end of the stream, so that what a block kept
+    /// (a thinking block's signature) is not lost with it.
+    pub(crate) fn end(&mut self, session: Option<&str>, calls: &mut dyn CallSink) {
+        for (_, block) in std::mem::take(&mut self.blocks) {
+            block_stop(block, session, calls);
+        }
     }
 
     /// A user message between model calls: its `tool_result` blocks are

@@ -145,8 +145,12 @@ const RESULT_FIELDS: [&str; 12] = [
 ];
 
 impl Adapter for ClaudeCodeAdapter {
-    /// A prompt cut off before its `result` keeps its user texts.
+    /// A prompt cut off before its `result` keeps its user texts and what
+    /// its open blocks held.
     fn end(&mut self, calls: &mut dyn CallSink) {
+        for (session, stream) in &mut self.streams {
+            stream.end(session.as_deref(), calls);
+        }
         self.flush_user_texts(calls);
     }
 

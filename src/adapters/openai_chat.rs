@@ -75,6 +75,9 @@ pub struct OpenAiChatAdapter {
     tools: SmallVec<[(u64, u64, String); 4]>,
 }
 
+/// Tool indexes remembered per completion at most (a real one has a few).
+const MAX_TOOL_INDEXES: usize = 256;
+
 /// One line: a chunk, a whole completion, or a host message.
 #[derive(Debug, Deserialize)]
 struct Line<'a> {
@@ -258,6 +261,12 @@ impl OpenAiChatAdapter {
                 let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
                 calls.call(session, Call::ToolCall { id, title: name });
                 self.tools.retain(|(c, i, _)| (*c, *i) != (choice, index));
+                // Bounded for a completion that declares calls without end:
+                // fragments for a forgotten index are reported, with their
+                // text, as fragments no call declared.
+                if self.tools.len() >= MAX_TOOL_INDEXES {
+                    self.tools.remove(0);
+                }
                 self.tools.push((choice, index, id.to_owned()));
             }
             let Some(id) = declared.or_else(|| self.tool(choice, index)) else {

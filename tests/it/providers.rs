@@ -467,3 +467,24 @@ fn an_ops_recording_of_every_fixture_replays_the_same() {
         }
     }
 }
+
+/// A stream that opens blocks and never stops them: what each kept (a
+/// thinking signature) still reaches the output, and the adapter holds at
+/// most a bounded number of open blocks.
+#[test]
+fn anthropic_blocks_never_stopped_are_ended_not_lost() {
+    let mut stream = String::from(r#"{"type":"message_start","message":{"id":"m1"}}"#);
+    stream.push('\n');
+    for n in 0..300 {
+        stream += &format!(
+            r#"{{"type":"content_block_start","index":{n},"content_block":{{"type":"thinking","thinking":"t{n} ","signature":""}}}}
+{{"type":"content_block_delta","index":{n},"delta":{{"type":"signature_delta","signature":"sig{n}"}}}}
+"#
+        );
+    }
+    let out = lines(&stream, "anthropic");
+    let round = of_type(&out, "round")[0];
+    let kept = round["meta"]["anthropic_kept_blocks"].as_array().unwrap();
+    assert_eq!(kept.len(), 300, "every block's signature, the evicted and the unstopped");
+    assert!(kept.iter().any(|k| k["signature"] == "sig0") && kept.iter().any(|k| k["signature"] == "sig299"));
+}
