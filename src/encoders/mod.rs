@@ -38,7 +38,7 @@ macro_rules! registry {
     };
 }
 
-registry![records, ui, deepwork];
+registry![records, ui, deepwork, agui];
 
 /// Turns delivered output into the bytes of one output format.
 ///

@@ -3,6 +3,7 @@
 //! own, because it installs its own global allocator.
 
 mod acp;
+mod agui;
 mod builder;
 mod conformance;
 mod conservation;

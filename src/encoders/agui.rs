@@ -1,0 +1,291 @@
+//! The live UI events as AG-UI events (the open protocol agent UIs read:
+//! `@ag-ui/client`, CopilotKit), checked in CI by the real client
+//! (`tests/agui`).
+//!
+//! A session is an AG-UI thread, a run a run, a round one assistant
+//! message: its text is that message, its reasoning a reasoning message,
+//! its tool calls carry it as `parentMessageId`. Ids are derived, stable and
+//! unique in the thread: `{thread}/run-{n}` for a run, `{run}/round-{i}` for
+//! a round's message, `{round}/{tool id}` for a tool call.
+//!
+//! AG-UI's tool-call arguments only ever append, and nothing may follow a
+//! call's `TOOL_CALL_END`; roundup's arguments can be replaced by a
+//! snapshot and can still change after the result, until the round closes.
+//! So a call starts live (`TOOL_CALL_START` when it is declared) and its
+//! arguments, end and result go out when its round closes, final: what the
+//! client rebuilds is then exactly the round. A call without a result gets
+//! `TOOL_CALL_RESULT` with the content `no result: {reason}` and metadata
+//! `{"roundup": {"placeholder": reason}}`; a failed result is marked
+//! `{"roundup": {"success": false}}`. A late result (a stitch) is a second
+//! `TOOL_CALL_RESULT` for the call, in the run that received it, with
+//! `{"roundup": {"stitched": true}}`. Live tool output, which AG-UI has no
+//! event for, goes out as `CUSTOM` events (`roundup.tool_call_output`); a
+//! title change as a `CUSTOM` event (`roundup.tool_call_title`) when it
+//! happens, and as a second `TOOL_CALL_START` (and `TOOL_CALL_END`) with
+//! the final name after the call's end, which the client applies as a
+//! rename; a call declared again (an upsert) is a rename too.
+//!
+//! A run ends with `RUN_FINISHED`, with `outcome: {"type": "cancelled"}` when
+//! it was canceled, and the last token gauge as `usage`
+//! (`[{"totalTokens": n}]`). roundup's finishes are never a failure of the
+//! agent (a protocol's errors are anomalies in the records), so `RUN_ERROR`
+//! is not produced.
+//!
+//! ```
+//! use roundup::encoders::{Framing, Frames, OutputFormat};
+//! use roundup::UiEvent;
+//!
+//! let mut encoder = OutputFormat::named("agui").unwrap().encoder();
+//! let mut out = Frames::new(Framing::Lines);
+//! encoder.ui_event(Some("s1"), &UiEvent::RunStart { run: 0 }, 1_000, &mut out);
+//! encoder.ui_event(Some("s1"), &UiEvent::MessageStart, 1_000, &mut out);
+//! encoder.ui_event(Some("s1"), &UiEvent::MessageDelta { text: "Hi" }, 1_000, &mut out);
+//! let lines: Vec<serde_json::Value> =
+//!     std::str::from_utf8(out.bytes()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+//! assert_eq!(lines[0]["type"], "RUN_STARTED");
+//! assert_eq!(lines[0]["runId"], "s1/run-0");
+//! assert_eq!(lines[2], serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "s1/run-0/round-0", "delta": "Hi", "timestamp": 1000}));
+//! ```
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use super::{Encoder, Frames, OutputFormat, Reads};
+use crate::model::FinishReason;
+use crate::ui::UiEvent;
+use crate::wire;
+
+/// The registry row of AG-UI events.
+///
+/// ```
+/// assert_eq!(roundup::encoders::OutputFormat::named("agui"), Some(&roundup::encoders::agui::FORMAT));
+/// ```
+pub static FORMAT: OutputFormat = OutputFormat {
+    name: "agui",
+    about: "the live UI events as AG-UI events (a
+session is a thread, a round one assistant
+message); with --sse, what an AG-UI client
+reads",
+    encoder: || Box::<AguiEncoder>::default(),
+};
+
+/// The thread of events without a session.
+const UNNAMED: &str = "roundup";
+
+/// Writes UI events as AG-UI events, one thread per session.
+#[derive(Debug, Default)]
+pub struct AguiEncoder {
+    threads: HashMap<String, Thread>,
+}
+
+/// One session's thread: its current run and round, and the tool calls of
+/// the open round (what is held until it closes).
+#[derive(Debug, Default)]
+struct Thread {
+    run: u64,
+    round: u64,
+    calls: Vec<HeldCall>,
+    usage: Option<u64>,
+}
+
+#[derive(Debug)]
+struct HeldCall {
+    id: String,
+    /// The name it was started with, and its latest: a call renamed
+    /// (ACP titles describe the call as it goes) is started again with its
+    /// final name when it ends, which the client applies as an update.
+    started_as: String,
+    title: String,
+    arguments: String,
+    result: Option<Value>,
+}
+
+impl Encoder for AguiEncoder {
+    fn reads(&self) -> Reads {
+        Reads::UiEvents
+    }
+
+    fn ui_event(&mut self, session: Option<&str>, event: &UiEvent<'_>, at_ms: u64, out: &mut Frames) {
+        let name = session.unwrap_or(UNNAMED);
+        if !self.threads.contains_key(name) {
+            self.threads.insert(name.to_owned(), Thread::default());
+        }
+        let Some(thread) = self.threads.get_mut(name) else { return };
+        let mut emit = |mut event: Value| {
+            event["timestamp"] = at_ms.into();
+            out.frame(|buf| wire::write_json(buf, &event));
+        };
+        thread.event(name, event, &mut emit);
+        if matches!(event, UiEvent::RunEnd { .. }) {
+            // Nothing of a finished run is needed again: the next run starts
+            // from its number.
+            thread.calls = Vec::new();
+        }
+    }
+}
+
+impl Thread {
+    fn run_id(&self, thread: &str) -> String {
+        format!("{thread}/run-{}", self.run)
+    }
+
+    fn message_id(&self, thread: &str) -> String {
+        format!("{thread}/run-{}/round-{}", self.run, self.round)
+    }
+
+    fn call_id(&self, thread: &str, id: &str) -> String {
+        format!("{}/{id}", self.message_id(thread))
+    }
+
+    fn event(&mut self, thread: &str, event: &UiEvent<'_>, emit: &mut dyn FnMut(Value)) {
+        match *event {
+            UiEvent::RunStart { run } => {
+                self.run = run;
+                self.round = 0;
+                self.usage = None;
+                emit(json!({"type": "RUN_STARTED", "threadId": thread, "runId": self.run_id(thread)}));
+            }
+            UiEvent::MessageStart => {
+                emit(json!({"type": "TEXT_MESSAGE_START", "messageId": self.message_id(thread), "role": "assistant"}))
+            }
+            UiEvent::MessageDelta { text } if !text.is_empty() => {
+                emit(json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": self.message_id(thread), "delta": text}))
+            }
+            UiEvent::MessageEnd => emit(json!({"type": "TEXT_MESSAGE_END", "messageId": self.message_id(thread)})),
+            UiEvent::ThoughtStart => {
+                let id = format!("{}/reasoning", self.message_id(thread));
+                emit(json!({"type": "REASONING_START", "messageId": id}));
+                emit(json!({"type": "REASONING_MESSAGE_START", "messageId": id, "role": "reasoning"}));
+            }
+            UiEvent::ThoughtDelta { text } if !text.is_empty() => {
+                let id = format!("{}/reasoning", self.message_id(thread));
+                emit(json!({"type": "REASONING_MESSAGE_CONTENT", "messageId": id, "delta": text}));
+            }
+            UiEvent::ThoughtEnd => {
+                let id = format!("{}/reasoning", self.message_id(thread));
+                emit(json!({"type": "REASONING_MESSAGE_END", "messageId": id}));
+                emit(json!({"type": "REASONING_END", "messageId": id}));
+            }
+            UiEvent::ToolCallStart { id, title } if self.held(id).is_some() => {
+                // Declared again (an upsert): a rename, as above.
+                if let Some(call) = self.held(id) {
+                    call.title.clear();
+                    call.title.push_str(title);
+                }
+            }
+            UiEvent::ToolCallStart { id, title } => {
+                self.calls.push(HeldCall {
+                    id: id.to_owned(),
+                    started_as: title.to_owned(),
+                    title: title.to_owned(),
+                    arguments: String::new(),
+                    result: None,
+                });
+                emit(json!({
+                    "type": "TOOL_CALL_START",
+                    "toolCallId": self.call_id(thread, id),
+                    "toolCallName": title,
+                    "parentMessageId": self.message_id(thread),
+                }));
+            }
+            UiEvent::ToolCallTitle { id, title } => {
+                if let Some(call) = self.held(id) {
+                    call.title.clear();
+                    call.title.push_str(title);
+                }
+                emit(json!({
+                    "type": "CUSTOM",
+                    "name": "roundup.tool_call_title",
+                    "value": {"toolCallId": self.call_id(thread, id), "title": title},
+                }));
+            }
+            UiEvent::ToolCallArgs { id, args, replace } => {
+                if let Some(call) = self.held(id) {
+                    if replace {
+                        call.arguments.clear();
+                    }
+                    call.arguments.push_str(args);
+                }
+            }
+            UiEvent::ToolCallOutput { id, content, replace } => emit(json!({
+                "type": "CUSTOM",
+                "name": "roundup.tool_call_output",
+                "value": {"toolCallId": self.call_id(thread, id), "content": content, "replace": replace},
+            })),
+            UiEvent::ToolCallResult { id, content, success } => {
+                let mut result = json!({"content": content});
+                if !success {
+                    result["metadata"] = json!({"roundup": {"success": false}});
+                }
+                if let Some(call) = self.held(id) {
+                    call.result = Some(result);
+                }
+            }
+            UiEvent::ToolCallInterrupted { id, reason } => {
+                let reason = reason.as_str();
+                let result = json!({
+                    "content": format!("no result: {reason}"),
+                    "metadata": {"roundup": {"placeholder": reason}},
+                });
+                if let Some(call) = self.held(id) {
+                    call.result = Some(result);
+                }
+            }
+            UiEvent::ToolCallStitched { id, run, round, content, success } => {
+                let call = format!("{thread}/run-{run}/round-{round}/{id}");
+                emit(json!({
+                    "type": "TOOL_CALL_RESULT",
+                    "messageId": format!("{call}/stitched-{}", self.run),
+                    "toolCallId": call,
+                    "role": "tool",
+                    "content": content,
+                    "metadata": {"roundup": {"stitched": true, "success": success}},
+                }));
+            }
+            UiEvent::TokenUsage { total } => self.usage = Some(total),
+            UiEvent::RoundEnd { .. } => {
+                for call in std::mem::take(&mut self.calls) {
+                    let tool_call_id = self.call_id(thread, &call.id);
+                    if !call.arguments.is_empty() {
+                        emit(json!({"type": "TOOL_CALL_ARGS", "toolCallId": tool_call_id, "delta": call.arguments}));
+                    }
+                    emit(json!({"type": "TOOL_CALL_END", "toolCallId": tool_call_id}));
+                    if call.title != call.started_as {
+                        emit(json!({
+                            "type": "TOOL_CALL_START",
+                            "toolCallId": tool_call_id,
+                            "toolCallName": call.title,
+                            "parentMessageId": self.message_id(thread),
+                        }));
+                        emit(json!({"type": "TOOL_CALL_END", "toolCallId": tool_call_id}));
+                    }
+                    let mut result = call.result.unwrap_or_else(|| json!({"content": "no result"}));
+                    result["type"] = "TOOL_CALL_RESULT".into();
+                    result["messageId"] = format!("{tool_call_id}/result").into();
+                    result["toolCallId"] = tool_call_id.into();
+                    result["role"] = "tool".into();
+                    emit(result);
+                }
+                self.round += 1;
+            }
+            UiEvent::RunEnd { reason, .. } => {
+                let mut finished = json!({"type": "RUN_FINISHED", "threadId": thread, "runId": self.run_id(thread)});
+                if reason == FinishReason::Canceled {
+                    finished["outcome"] = json!({"type": "cancelled"});
+                }
+                if let Some(total) = self.usage {
+                    finished["usage"] = json!([{"totalTokens": total}]);
+                }
+                emit(finished);
+            }
+            // Empty fragments, and what later versions add.
+            _ => {}
+        }
+    }
+
+    /// The held tool call `id` of the open round (the latest of that id).
+    fn held(&mut self, id: &str) -> Option<&mut HeldCall> {
+        self.calls.iter_mut().rev().find(|call| call.id == id)
+    }
+}

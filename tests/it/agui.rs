@@ -1,0 +1,84 @@
+//! The AG-UI encoder's choices, on roundup's side (the real client checks
+//! every vector and fixture in `tests/agui`, run by `.ci/run`).
+
+use roundup_testkit::capture::clean_replay;
+use serde_json::{json, Value};
+
+fn agui(ops: &str) -> Vec<Value> {
+    clean_replay(ops.as_bytes(), "ops", "agui")
+}
+
+fn of<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// A snapshot replaces the arguments: AG-UI arguments only append, so they
+/// go out once, final, when the round closes, after the call started live.
+#[test]
+fn arguments_go_out_final_when_the_round_closes() {
+    let events = agui(concat!(
+        r#"{"op":"tool_call","id":"t1","title":"bash"}"#,
+        "\n",
+        r#"{"op":"tool_update","id":"t1","content":"{\"cmd\":\"l","status":"in_progress"}"#,
+        "\n",
+        r#"{"op":"args_snapshot","id":"t1","args":"{\"cmd\":\"ls -la\"}"}"#,
+        "\n",
+        r#"{"op":"tool_update","id":"t1","content":"a.txt","status":"completed"}"#,
+        "\n",
+    ));
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT", "RUN_FINISHED"]
+    );
+    assert_eq!(of(&events, "TOOL_CALL_ARGS")[0]["delta"], r#"{"cmd":"ls -la"}"#);
+    let result = of(&events, "TOOL_CALL_RESULT")[0];
+    assert_eq!((&result["toolCallId"], &result["content"]), (&json!("roundup/run-0/round-0/t1"), &json!("a.txt")));
+    assert_eq!(of(&events, "TOOL_CALL_START")[0]["parentMessageId"], "roundup/run-0/round-0");
+}
+
+/// A canceled run: its open call gets a result that says why, the run its
+/// outcome, and the token gauge is the run's usage.
+#[test]
+fn a_canceled_run_pairs_every_call_and_says_so() {
+    let events = agui(concat!(
+        r#"{"op":"message","text":"Running it.","session":"s"}"#,
+        "\n",
+        r#"{"op":"tool_call","id":"t1","title":"bash","session":"s"}"#,
+        "\n",
+        r#"{"op":"token_usage","total":1234,"session":"s"}"#,
+        "\n",
+        r#"{"op":"finish","reason":"canceled","session":"s"}"#,
+        "\n",
+    ));
+    let result = of(&events, "TOOL_CALL_RESULT")[0];
+    assert_eq!(result["content"], "no result: canceled");
+    assert_eq!(result["metadata"], json!({"roundup": {"placeholder": "canceled"}}));
+    let finished = of(&events, "RUN_FINISHED")[0];
+    assert_eq!(finished["outcome"], json!({"type": "cancelled"}));
+    assert_eq!(finished["usage"], json!([{"totalTokens": 1234}]));
+    assert_eq!(finished["threadId"], "s");
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED", "nothing after the run's end");
+}
+
+/// A late result reaches the client as a second result for the call, in the
+/// run that received it, marked as stitched; a failure is marked too.
+#[test]
+fn a_late_result_is_a_second_result_marked_stitched() {
+    let events = agui(concat!(
+        r#"{"op":"tool_call","id":"a","title":"x"}"#,
+        "\n",
+        r#"{"op":"message","text":"moving on"}"#,
+        "\n",
+        r#"{"op":"tool_update","id":"a","content":"late","status":"failed"}"#,
+        "\n",
+    ));
+    let results = of(&events, "TOOL_CALL_RESULT");
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["content"], "no result: superseded");
+    assert_eq!(results[1]["content"], "late");
+    assert_eq!(results[1]["metadata"], json!({"roundup": {"stitched": true, "success": false}}));
+    let finished = events.iter().position(|e| e["type"] == "RUN_FINISHED").unwrap();
+    let stitched = events.iter().position(|e| e["content"] == "late").unwrap();
+    assert!(stitched < finished);
+}
