@@ -36,7 +36,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::{Block, Event, MessageStream};
-use super::support::{one, raw_text, raw_value, report, utf8, EventCounts, opt_cow};
+use super::support::{one, report, EventCounts};
+use super::borrowed::{raw_text, raw_value, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;

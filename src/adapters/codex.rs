@@ -37,7 +37,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::support::{one, raw_text, raw_value, report, utf8, opt_cow, Fields};
+use super::support::{one, report};
+use super::borrowed::{raw_text, raw_value, utf8, opt_cow, Fields};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;

@@ -22,7 +22,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::support::{at_path, id_text, json_text, one, output_text, parse_event, raw_text, raw_value, report, rfc3339_ms, scalar_text, text_field, utf8, EventCounts, opt_cow};
+use super::support::{at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts};
+use super::borrowed::{raw_text, raw_value, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;

@@ -34,6 +34,7 @@ use serde_json::{Map, Value};
 use crate::bad_line::BadLine;
 use crate::call::Call;
 
+mod borrowed;
 mod support;
 
 /// Declares each format's module (the file of that name) and lists its

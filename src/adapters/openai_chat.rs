@@ -35,7 +35,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::support::{one, raw_text, raw_value, report, scalar_text, utf8, opt_cow};
+use super::support::{one, report};
+use super::borrowed::{raw_text, raw_value, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;

@@ -29,7 +29,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::support::{id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, raw_text, report, rfc3339_ms, text_field, utf8, opt_cow};
+use super::support::{id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, report, rfc3339_ms, text_field};
+use super::borrowed::{raw_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;

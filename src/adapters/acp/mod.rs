@@ -38,7 +38,8 @@ use std::collections::HashMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::support::{one, report, utf8};
+use super::support::{one, report};
+use super::borrowed::{utf8};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;

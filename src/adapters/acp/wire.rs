@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-pub(super) use crate::adapters::support::{raw_text as text, raw_value as value};
-use crate::adapters::support::{opt_cow, scalar_text, Fields};
+pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
+use crate::adapters::borrowed::{opt_cow, scalar_text, Fields};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
 /// a bare `SessionNotification` (`sessionId` and `update` at the top).
@@ -129,15 +129,11 @@ impl<'a> UpdateMeta<'a> {
             meta.rest.insert("_meta".into(), value(raw));
             return meta;
         };
-        // A repeated key: the last wins, as in a map.
-        let mut entries = entries.0;
-        let mut at = entries.len();
-        while at > 0 {
-            at -= 1;
-            if entries[at + 1..].iter().any(|(later, _)| *later == entries[at].0) {
-                entries.remove(at);
-            }
-        }
+        // A repeated key: the last wins, as in a map (in linear time: a
+        // hostile `_meta` may have many keys).
+        let mut seen = std::collections::HashSet::new();
+        let mut entries: Vec<_> = entries.0.into_iter().rev().filter(|(key, _)| seen.insert(key.clone())).collect();
+        entries.reverse();
         for (key, raw) in entries {
             match key.as_ref() {
                 "terminal_output_delta" | "terminal_output" => {

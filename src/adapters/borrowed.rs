@@ -1,0 +1,194 @@
+//! Decoding events into views that borrow from the line: what every
+//! adapter's typed decoding shares. Strings without escapes and values an
+//! adapter only passes on stay slices of the input, so a line is scanned
+//! about once and a steady stream allocates little per event (the figures
+//! are in docs/performance.md).
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+use smallvec::SmallVec;
+
+use crate::bad_line::BadLine;
+
+/// A payload as text, validated once: decoding from text then needs no
+/// second validation of each string or kept raw value.
+pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
+    std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))
+}
+
+/// A raw value as a `serde_json::Value`, for metadata. A raw value is
+/// valid JSON by construction; `null` stands in if it ever were not.
+pub(crate) fn raw_value(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+}
+
+/// A value the protocol puts where text goes (arguments, raw output): a
+/// string is its own text, anything else its JSON as sent.
+pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
+    let json = raw.get();
+    if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+        // A raw value is valid JSON: a string without a backslash is its
+        // own text between the quotes (no parse, and no error built to
+        // find out).
+        if !inner.contains('\\') {
+            return Cow::Borrowed(inner);
+        }
+        if let Ok(text) = serde_json::from_str::<String>(json) {
+            return Cow::Owned(text);
+        }
+    }
+    Cow::Borrowed(json)
+}
+
+/// An identifier as text: a string as it is, a number or a boolean as its
+/// JSON text (an agent that numbers its tool calls is still understood),
+/// `null` as none. Objects and arrays are not identifiers: an error.
+pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Scalar;
+    impl<'de> serde::de::Visitor<'de> for Scalar {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string or a number")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(serde_json::Value::from(v).to_string())))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_string())))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(Scalar)
+}
+
+/// An optional string borrowed from the input when it has no escapes.
+/// `#[serde(borrow)]` on an `Option<Cow<str>>` does not borrow (serde
+/// borrows a bare `Cow<str>` only): every such field allocated, on every
+/// event, until the adapters' views used this.
+pub(crate) fn opt_cow<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Text;
+    impl<'de> serde::de::Visitor<'de> for Text {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(v)))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v.to_owned())))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(v)))
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+            deserializer.deserialize_str(Text)
+        }
+    }
+    deserializer.deserialize_option(Text)
+}
+
+/// An object's fields in the order they came, borrowed from the input (keys
+/// unless escaped, values as raw JSON): for objects whose keys are not
+/// known in advance (extension metadata), or that may repeat a key (Codex's
+/// items), which a derived struct rejects. [`Fields::get`] takes the last
+/// value of a key, as a map would.
+#[derive(Debug, Default)]
+pub(crate) struct Fields<'a>(pub(crate) SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>);
+
+impl<'a> Fields<'a> {
+    /// The last value of `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(name, _)| name == key).map(|(_, value)| *value)
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
+                let mut item = Fields::default();
+                while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
+                    let value: &'a RawValue = map.next_value()?;
+                    item.0.push((key, value));
+                }
+                Ok(item)
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// An object key, borrowed unless it has escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Key<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Text<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text(std::marker::PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_text_borrows_plain_strings_and_unescapes_the_rest() {
+        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        let plain = raw(r#""a.txt b.txt""#);
+        assert!(matches!(raw_text(&plain), Cow::Borrowed("a.txt b.txt")));
+        let escaped = raw(r#""a\nb \"q\" \u00e9""#);
+        assert_eq!(raw_text(&escaped), "a\nb \"q\" é");
+        assert!(matches!(raw_text(&escaped), Cow::Owned(_)));
+        assert_eq!(raw_text(&raw(r#"{"k": [1, "x"]}"#)), r#"{"k": [1, "x"]}"#, "a structure is its JSON as sent");
+        assert_eq!(raw_text(&raw(r#""""#)), "");
+    }
+}
