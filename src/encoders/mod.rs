@@ -38,7 +38,9 @@ macro_rules! registry {
     };
 }
 
-registry![records, ui, deepwork, agui];
+registry![records, ui, deepwork, agui, openai_chat, openai_responses, anthropic];
+
+mod history;
 
 /// Turns delivered output into the bytes of one output format.
 ///

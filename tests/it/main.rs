@@ -9,6 +9,7 @@ mod conformance;
 mod conservation;
 mod deepwork;
 mod example;
+mod history;
 mod hostile;
 mod layout;
 mod live;

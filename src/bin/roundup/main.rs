@@ -27,11 +27,15 @@ after the run finished, lines that do not parse).
 
 USAGE:
     {usage}
+    roundup export --to openai-chat|openai-responses|anthropic [--from ...] [FILE|-]
     roundup --help | --version
 
 COMMANDS:
     replay    Replay a recorded stream from FILE (or `-`, or nothing: stdin)
               and print JSON lines on stdout.
+    export    The same, each run (when it finishes) as the history the next
+              request to a provider sends: `replay --emit` with a history
+              format, every tool call paired with its result.
 
 OPTIONS for replay:
     --from FORMAT   The input format [default: auto]
@@ -88,6 +92,9 @@ EXAMPLES:
     roundup replay --emit ui examples/session.ops.jsonl
     roundup replay --from acp tests/fixtures/acp/bash-error.jsonl
     some-agent --stream | roundup replay -
+    roundup replay --emit agui --sse session.jsonl    # AG-UI events for a web UI
+    roundup export --to anthropic session.jsonl       # each run as the history the next
+                                                      # request sends (= replay --emit)
 ",
         usage = usage(),
         from = choices(
@@ -97,6 +104,12 @@ EXAMPLES:
         default_emit = OutputFormat::default_format().name(),
         emit = choices(encoders::REGISTRY.iter().map(|format| (format.name(), format.about()))),
     )
+}
+
+/// The history formats `export --to` takes: the encoders named like the
+/// provider formats.
+fn history_names() -> &'static str {
+    "openai-chat|openai-responses|anthropic"
 }
 
 /// The usage line, naming every format.
@@ -155,6 +168,21 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
         .flat_map(|arg| match arg.split_once('=') {
             Some((name, value)) if name.starts_with("--") => vec![name.to_owned(), value.to_owned()],
             _ => vec![arg.clone()],
+        })
+        .collect();
+    // `export --to FORMAT` is `replay --emit FORMAT` for the history formats,
+    // under the name their users look for.
+    let exporting = args.first().map(String::as_str) == Some("export");
+    if exporting && !args.iter().any(|arg| arg == "--to" || arg == "-h" || arg == "--help") {
+        return Err(Usage(format!("export needs --to {}", history_names())));
+    }
+    let args: Vec<String> = args
+        .into_iter()
+        .enumerate()
+        .map(|(at, arg)| match (exporting, at, arg.as_str()) {
+            (true, 0, _) => "replay".to_owned(),
+            (true, _, "--to") => "--emit".to_owned(),
+            _ => arg,
         })
         .collect();
     let mut args = args.iter();

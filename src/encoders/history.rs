@@ -1,0 +1,133 @@
+//! What the history exports share: a run's rounds gathered until its
+//! summary, late results put where they belong, each call's result as the
+//! text a provider's history takes, and the user prompts the adapters kept.
+//!
+//! A history goes out when its run finishes, as one line
+//! `{"session": ..., "run": n, <key>: [...]}`: the list the next request to
+//! the provider sends. Every tool call is paired with exactly one result,
+//! as roundup's rounds guarantee; a call that never got one has an error
+//! result that says why (`no result: superseded`), which the providers
+//! reject nothing for and a model reads.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::Frames;
+use crate::model::{Round, Summary, ToolCall};
+use crate::sink::SinkRecord;
+use crate::wire;
+
+/// One session's finished rounds of the current run, and the late results
+/// that reached them.
+#[derive(Debug, Default)]
+pub(crate) struct RunHistory {
+    pub(crate) rounds: Vec<Round>,
+    /// Late results by (round, call id): they replace the placeholder.
+    late: HashMap<(u64, String), (String, bool)>,
+}
+
+/// The result a call's history entry carries: its text, and whether it is
+/// an error.
+pub(crate) struct CallResult {
+    pub(crate) text: String,
+    pub(crate) is_error: bool,
+}
+
+impl RunHistory {
+    pub(crate) fn result(&self, round: &Round, call: &ToolCall) -> CallResult {
+        if let Some((text, success)) = self.late.get(&(round.index, call.id.clone())) {
+            return CallResult { text: text.clone(), is_error: !success };
+        }
+        match call.result.placeholder_reason() {
+            Some(reason) => CallResult { text: format!("no result: {}", reason.as_str()), is_error: true },
+            None => CallResult {
+                text: call.result.content().unwrap_or_default().to_owned(),
+                is_error: call.result.is_failed(),
+            },
+        }
+    }
+}
+
+/// The user prompts of a run, from its summary's metadata: what the
+/// adapters kept under `*_user_message` (one) or `*_user_messages` (a list),
+/// each as text (a string as is, content blocks' text joined, anything else
+/// its JSON).
+pub(crate) fn prompts(summary: &Summary) -> Vec<String> {
+    let mut prompts = Vec::new();
+    for (key, value) in &summary.meta {
+        if key.ends_with("_user_messages") {
+            prompts.extend(value.as_array().into_iter().flatten().map(text_of));
+        } else if key.ends_with("_user_message") {
+            prompts.push(text_of(value));
+        }
+    }
+    prompts.retain(|p| !p.is_empty());
+    prompts
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        Value::Array(blocks) => {
+            let texts: Vec<&str> = blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
+            if texts.is_empty() {
+                value.to_string()
+            } else {
+                texts.join("\n")
+            }
+        }
+        other => other.get("text").and_then(Value::as_str).map_or_else(|| other.to_string(), str::to_owned),
+    }
+}
+
+/// A call's arguments as a JSON object (what a provider's `input` takes):
+/// the arguments themselves when they are one, `{}` when empty, else the
+/// text kept whole under `_arguments`.
+pub(crate) fn arguments_object(call: &ToolCall) -> Value {
+    match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(Value::Object(object)) => Value::Object(object),
+        _ if call.arguments.trim().is_empty() => json!({}),
+        _ => json!({"_arguments": call.arguments}),
+    }
+}
+
+/// Gathers records per session and writes each run's history at its
+/// summary, rendered by `render` under `key`.
+#[derive(Debug, Default)]
+pub(crate) struct Histories {
+    sessions: HashMap<Option<String>, RunHistory>,
+}
+
+impl Histories {
+    pub(crate) fn record(
+        &mut self,
+        record: SinkRecord<'_>,
+        out: &mut Frames,
+        key: &str,
+        render: fn(&RunHistory, &Summary) -> Vec<Value>,
+    ) {
+        match record {
+            SinkRecord::Round(round) => {
+                self.sessions.entry(round.session.clone()).or_default().rounds.push(round.clone())
+            }
+            SinkRecord::Stitch(stitch) => {
+                let history = self.sessions.entry(stitch.session.clone()).or_default();
+                let text = stitch.result.content().unwrap_or_default().to_owned();
+                history.late.insert((stitch.round, stitch.id.clone()), (text, !stitch.result.is_failed()));
+            }
+            SinkRecord::Summary(summary) => {
+                let history = self.sessions.remove(&summary.session).unwrap_or_default();
+                let mut line = Map::new();
+                if let Some(session) = &summary.session {
+                    line.insert("session".into(), session.as_str().into());
+                }
+                line.insert("run".into(), summary.run.into());
+                line.insert(key.into(), Value::Array(render(&history, summary)));
+                out.frame(|buf| wire::write_json(buf, &Value::Object(line)));
+            }
+            SinkRecord::Anomaly(_) | SinkRecord::Meta(_) => {}
+        }
+    }
+}

@@ -1,0 +1,156 @@
+"""Validates roundup's history exports against the providers' own request
+types, for every conformance vector and every fixture.
+
+    roundup replay --emit openai-chat|openai-responses|anthropic FILE
+
+gives one line per run: the list the next request to the provider sends.
+Each list is validated with pydantic against the official SDKs' typed
+request params (the exact versions in requirements.txt), and checked for
+what the types cannot say and the APIs reject: every tool call paired with
+exactly one result, after it (Anthropic: the `tool_result`s of an assistant
+message's `tool_use`s are in the next user message).
+
+usage: ROUNDUP_BIN=target/debug/roundup python tests/history/check.py [FILE...]
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import List
+
+from anthropic.types import MessageParam
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.responses import ResponseInputItemParam
+from pydantic import TypeAdapter
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = os.environ.get("ROUNDUP_BIN", str(ROOT / "target" / "debug" / "roundup"))
+TYPES = {
+    "openai-chat": ("messages", TypeAdapter(List[ChatCompletionMessageParam])),
+    "openai-responses": ("input", TypeAdapter(List[ResponseInputItemParam])),
+    "anthropic": ("messages", TypeAdapter(List[MessageParam])),
+}
+SCRATCH = Path(tempfile.mkdtemp(prefix="roundup-history-"))
+
+
+def inputs(directory):
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and path.suffix not in (".md", ".txt") and not path.name.endswith(".expected.jsonl"):
+            yield path
+
+
+def as_input(path):
+    """A conformance vector's ops as an ops JSONL file; any other input as is."""
+    if path.suffix != ".json":
+        return path
+    vector = json.loads(path.read_text())
+    ops = SCRATCH / f"{vector['name']}.ops.jsonl"
+    ops.write_text("".join(json.dumps(op) + "\n" for op in vector["ops"]))
+    return ops
+
+
+def force(value):
+    """Walks a validated value so that lazily validated iterables (pydantic
+    validates `Iterable[...]` fields as they are iterated) are validated."""
+    if isinstance(value, dict):
+        return {k: force(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [force(v) for v in value]
+    if hasattr(value, "__next__") or type(value).__name__ == "ValidatorIterator":
+        return [force(v) for v in value]
+    return value
+
+
+def paired_openai_chat(messages):
+    pending = []
+    for m in messages:
+        if m["role"] == "assistant":
+            if pending:
+                return f"tool_calls {pending} without a tool message before the next assistant message"
+            pending = [c["id"] for c in m.get("tool_calls") or []]
+        elif m["role"] == "tool":
+            if m["tool_call_id"] not in pending:
+                return f"tool message for {m['tool_call_id']}, which no pending call has"
+            pending.remove(m["tool_call_id"])
+    return f"tool_calls {pending} without a tool message" if pending else None
+
+
+def paired_responses(items):
+    open_calls = []
+    for item in items:
+        kind = item.get("type")
+        if kind == "function_call":
+            open_calls.append(item["call_id"])
+        elif kind == "function_call_output":
+            if item["call_id"] not in open_calls:
+                return f"function_call_output for {item['call_id']}, which no open call has"
+            open_calls.remove(item["call_id"])
+    return f"function_calls {open_calls} without an output" if open_calls else None
+
+
+def paired_anthropic(messages):
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant" or isinstance(m["content"], str):
+            continue
+        uses = [b["id"] for b in m["content"] if b["type"] == "tool_use"]
+        if not uses:
+            continue
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        blocks = following["content"] if following and following["role"] == "user" and not isinstance(following["content"], str) else []
+        results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+        if sorted(results) != sorted(uses):
+            return f"tool_use {uses} answered by {results} in the next user message"
+    return None
+
+
+PAIRED = {"openai-chat": paired_openai_chat, "openai-responses": paired_responses, "anthropic": paired_anthropic}
+
+
+def main():
+    files = [Path(f) for f in sys.argv[1:]] or [*inputs(ROOT / "tests" / "vectors"), *inputs(ROOT / "tests" / "fixtures")]
+    passed = failed = 0
+    for path in files:
+        for fmt, (key, adapter) in TYPES.items():
+            name = f"{path.relative_to(ROOT) if path.is_absolute() else path} as {fmt}"
+            try:
+                out = subprocess.run([BIN, "replay", "--emit", fmt, str(as_input(path))], capture_output=True, check=True)
+                lines = [json.loads(l) for l in out.stdout.decode().splitlines() if l.strip()]
+                for line in lines:
+                    force(adapter.validate_python(line[key]))
+                    problem = PAIRED[fmt](line[key])
+                    if problem:
+                        raise ValueError(f"run {line['run']}: {problem}")
+                if not lines:
+                    raise ValueError("no history")
+                passed += 1
+            except Exception as error:  # noqa: BLE001 - every failure is reported, then counted
+                failed += 1
+                print(f"FAIL {name}: {str(error)[:600]}")
+    # The checks can fail: a list with a result dropped, and one with a
+    # message the types do not allow, are each caught.
+    broken = {
+        "openai-chat": [{"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}],
+        "openai-responses": [{"type": "function_call", "call_id": "a", "name": "x", "arguments": "{}"}],
+        "anthropic": [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "x", "input": {}}]}],
+    }
+    for fmt, (key, adapter) in TYPES.items():
+        if PAIRED[fmt](broken[fmt]) is None:
+            failed += 1
+            print(f"FAIL {fmt}: a call without its result was not caught")
+        else:
+            passed += 1
+        try:
+            force(adapter.validate_python([{"role": "robot", "content": 7}]))
+            failed += 1
+            print(f"FAIL {fmt}: a message of no known role passed the provider's types")
+        except Exception:  # noqa: BLE001 - the rejection is the point
+            passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
