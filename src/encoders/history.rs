@@ -7,7 +7,10 @@
 //! the provider sends. Every tool call is paired with exactly one result,
 //! as roundup's rounds guarantee; a call that never got one has an error
 //! result that says why (`no result: superseded`), which the providers
-//! reject nothing for and a model reads.
+//! accept and a model reads.
+//!
+//! Memory: an export is a run's whole history, so a session's finished
+//! rounds are held until its run finishes (and no longer).
 
 use std::collections::HashMap;
 
@@ -50,15 +53,15 @@ impl RunHistory {
 }
 
 /// The user prompts of a run, from its summary's metadata: what the
-/// adapters kept under `*_user_message` (one) or `*_user_messages` (a list),
-/// each as text (a string as is, content blocks' text joined, anything else
-/// its JSON).
+/// adapters kept under `*_user_message` or `*_prompt` (one) or
+/// `*_user_messages` (a list), each as text (a string as is, content
+/// blocks' text joined, anything else its JSON).
 pub(crate) fn prompts(summary: &Summary) -> Vec<String> {
     let mut prompts = Vec::new();
     for (key, value) in &summary.meta {
         if key.ends_with("_user_messages") {
             prompts.extend(value.as_array().into_iter().flatten().map(text_of));
-        } else if key.ends_with("_user_message") {
+        } else if key.ends_with("_user_message") || key.ends_with("_prompt") {
             prompts.push(text_of(value));
         }
     }
