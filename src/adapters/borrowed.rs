@@ -48,41 +48,7 @@ pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
 pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<Cow<'de, str>>, D::Error> {
-    struct Scalar;
-    impl<'de> serde::de::Visitor<'de> for Scalar {
-        type Value = Option<Cow<'de, str>>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a string or a number")
-        }
-        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Borrowed(v)))
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_owned())))
-        }
-        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v)))
-        }
-        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_string())))
-        }
-        fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_string())))
-        }
-        fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(serde_json::Value::from(v).to_string())))
-        }
-        fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_string())))
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-    }
-    deserializer.deserialize_any(Scalar)
+    deserializer.deserialize_any(Text { scalars: true })
 }
 
 /// An optional string borrowed from the input when it has no escapes.
@@ -90,32 +56,67 @@ pub(crate) fn scalar_text<'de, D: serde::Deserializer<'de>>(
 /// borrows a bare `Cow<str>` only): every such field allocated, on every
 /// event, until the adapters' views used this.
 pub(crate) fn opt_cow<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
-    struct Text;
-    impl<'de> serde::de::Visitor<'de> for Text {
-        type Value = Option<Cow<'de, str>>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a string")
-        }
-        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Borrowed(v)))
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_owned())))
-        }
-        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v)))
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-            deserializer.deserialize_str(Text)
+    deserializer.deserialize_option(Text { scalars: false })
+}
+
+/// The visitor of [`scalar_text`] and [`opt_cow`]: a string borrowed when
+/// it can be, `null` as none, and (for identifiers) a number or a boolean
+/// as its JSON text.
+struct Text {
+    scalars: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for Text {
+    type Value = Option<Cow<'de, str>>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.scalars { "a string or a number" } else { "a string" })
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Some(Cow::Owned(v)))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        self.scalar(v.to_string(), serde::de::Unexpected::Unsigned(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        self.scalar(v.to_string(), serde::de::Unexpected::Signed(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        self.scalar(Value::from(v).to_string(), serde::de::Unexpected::Float(v))
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        self.scalar(v.to_string(), serde::de::Unexpected::Bool(v))
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Text {
+    /// A scalar that is not a string: its text for an identifier, else the
+    /// error serde would give.
+    fn scalar<E: serde::de::Error>(
+        self,
+        text: String,
+        unexpected: serde::de::Unexpected<'_>,
+    ) -> Result<Option<Cow<'static, str>>, E> {
+        if self.scalars {
+            Ok(Some(Cow::Owned(text)))
+        } else {
+            Err(E::invalid_type(unexpected, &self))
         }
     }
-    deserializer.deserialize_option(Text)
 }
 
 /// An object's fields in the order they came, borrowed from the input (keys
