@@ -18,10 +18,9 @@
 
 use serde_json::{json, Value};
 
-use super::history::{arguments_object, prompts, Histories, RunHistory};
-use super::{Encoder, Frames, OutputFormat, Reads};
+use super::history::{arguments_object, prompts, HistoryEncoder, RunHistory};
+use super::OutputFormat;
 use crate::model::Summary;
-use crate::sink::SinkRecord;
 
 /// The registry row of Anthropic Messages histories.
 ///
@@ -34,24 +33,8 @@ pub static FORMAT: OutputFormat = OutputFormat {
 messages the next request sends (thinking
 blocks kept, every tool_use with its
 tool_result)",
-    encoder: || Box::<AnthropicHistory>::default(),
+    encoder: || Box::new(HistoryEncoder::new("messages", messages)),
 };
-
-/// Writes each run as an Anthropic Messages list.
-#[derive(Debug, Default)]
-pub struct AnthropicHistory {
-    histories: Histories,
-}
-
-impl Encoder for AnthropicHistory {
-    fn reads(&self) -> Reads {
-        Reads::Records
-    }
-
-    fn record(&mut self, record: SinkRecord<'_>, out: &mut Frames) {
-        self.histories.record(record, out, "messages", messages);
-    }
-}
 
 fn messages(history: &RunHistory, summary: &Summary) -> Vec<Value> {
     let mut messages: Vec<Value> = prompts(summary).into_iter().map(|p| json!({"role": "user", "content": p})).collect();

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::Frames;
+use super::{Encoder, Frames, Reads};
 use crate::model::{Round, Summary, ToolCall};
 use crate::sink::SinkRecord;
 use crate::wire;
@@ -96,21 +96,29 @@ pub(crate) fn arguments_object(call: &ToolCall) -> Value {
     }
 }
 
-/// Gathers records per session and writes each run's history at its
-/// summary, rendered by `render` under `key`.
-#[derive(Debug, Default)]
-pub(crate) struct Histories {
+/// The encoder of every history format: the records gathered per session,
+/// each run written at its summary by the format's `render`, under `key`
+/// (`messages`, or `input` for OpenAI Responses).
+#[derive(Debug)]
+pub(crate) struct HistoryEncoder {
+    /// Each session's run so far.
     sessions: HashMap<Option<String>, RunHistory>,
+    key: &'static str,
+    render: fn(&RunHistory, &Summary) -> Vec<Value>,
 }
 
-impl Histories {
-    pub(crate) fn record(
-        &mut self,
-        record: SinkRecord<'_>,
-        out: &mut Frames,
-        key: &str,
-        render: fn(&RunHistory, &Summary) -> Vec<Value>,
-    ) {
+impl HistoryEncoder {
+    pub(crate) fn new(key: &'static str, render: fn(&RunHistory, &Summary) -> Vec<Value>) -> Self {
+        HistoryEncoder { sessions: HashMap::new(), key, render }
+    }
+}
+
+impl Encoder for HistoryEncoder {
+    fn reads(&self) -> Reads {
+        Reads::Records
+    }
+
+    fn record(&mut self, record: SinkRecord<'_>, out: &mut Frames) {
         match record {
             SinkRecord::Round(round) => {
                 self.sessions.entry(round.session.clone()).or_default().rounds.push(round.clone())
@@ -127,7 +135,7 @@ impl Histories {
                     line.insert("session".into(), session.as_str().into());
                 }
                 line.insert("run".into(), summary.run.into());
-                line.insert(key.into(), Value::Array(render(&history, summary)));
+                line.insert(self.key.into(), Value::Array((self.render)(&history, summary)));
                 out.frame(|buf| wire::write_json(buf, &Value::Object(line)));
             }
             SinkRecord::Anomaly(_) | SinkRecord::Meta(_) => {}

@@ -26,10 +26,9 @@
 
 use serde_json::{json, Value};
 
-use super::history::{prompts, Histories, RunHistory};
-use super::{Encoder, Frames, OutputFormat, Reads};
+use super::history::{prompts, HistoryEncoder, RunHistory};
+use super::OutputFormat;
 use crate::model::Summary;
-use crate::sink::SinkRecord;
 
 /// The registry row of OpenAI Chat Completions histories.
 ///
@@ -41,24 +40,8 @@ pub static FORMAT: OutputFormat = OutputFormat {
     about: "each run, when it finishes, as the OpenAI
 Chat Completions messages the next request
 sends (every tool call with its tool message)",
-    encoder: || Box::<OpenAiChatHistory>::default(),
+    encoder: || Box::new(HistoryEncoder::new("messages", messages)),
 };
-
-/// Writes each run as an OpenAI Chat Completions message list.
-#[derive(Debug, Default)]
-pub struct OpenAiChatHistory {
-    histories: Histories,
-}
-
-impl Encoder for OpenAiChatHistory {
-    fn reads(&self) -> Reads {
-        Reads::Records
-    }
-
-    fn record(&mut self, record: SinkRecord<'_>, out: &mut Frames) {
-        self.histories.record(record, out, "messages", messages);
-    }
-}
 
 fn messages(history: &RunHistory, summary: &Summary) -> Vec<Value> {
     let mut messages: Vec<Value> = prompts(summary).into_iter().map(|p| json!({"role": "user", "content": p})).collect();

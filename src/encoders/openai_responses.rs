@@ -15,10 +15,9 @@
 
 use serde_json::{json, Value};
 
-use super::history::{prompts, Histories, RunHistory};
-use super::{Encoder, Frames, OutputFormat, Reads};
+use super::history::{prompts, HistoryEncoder, RunHistory};
+use super::OutputFormat;
 use crate::model::Summary;
-use crate::sink::SinkRecord;
 
 /// The registry row of OpenAI Responses inputs.
 ///
@@ -30,24 +29,8 @@ pub static FORMAT: OutputFormat = OutputFormat {
     about: "each run, when it finishes, as the OpenAI
 Responses input the next request sends (every
 function_call with its function_call_output)",
-    encoder: || Box::<OpenAiResponsesHistory>::default(),
+    encoder: || Box::new(HistoryEncoder::new("input", input)),
 };
-
-/// Writes each run as an OpenAI Responses input list.
-#[derive(Debug, Default)]
-pub struct OpenAiResponsesHistory {
-    histories: Histories,
-}
-
-impl Encoder for OpenAiResponsesHistory {
-    fn reads(&self) -> Reads {
-        Reads::Records
-    }
-
-    fn record(&mut self, record: SinkRecord<'_>, out: &mut Frames) {
-        self.histories.record(record, out, "input", input);
-    }
-}
 
 fn input(history: &RunHistory, summary: &Summary) -> Vec<Value> {
     let mut input: Vec<Value> = prompts(summary).into_iter().map(|p| json!({"role": "user", "content": p})).collect();
