@@ -200,10 +200,12 @@ impl DeepworkAdapter {
                 if let Some(input) = tool.and_then(|t| t.input) {
                     calls.call(session, Call::ArgsSnapshot { id, args: &raw_text(input) });
                 }
-                fast_tool_meta(event, session, id, calls);
+                let duration = tool.and_then(|t| t.duration_ms).map(raw_value);
+                tool_meta(event.meta.map(raw_value), duration, session, id, calls);
             }
             Some("tool_result") => {
-                fast_tool_meta(event, session, id, calls);
+                let duration = tool.and_then(|t| t.duration_ms).map(raw_value);
+                tool_meta(event.meta.map(raw_value), duration, session, id, calls);
                 let failed = tool.and_then(|t| t.is_error) == Some(true);
                 let output = tool.and_then(|t| t.output).filter(|o| o.get() != "null").map(raw_text).unwrap_or_default();
                 let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
@@ -290,10 +292,12 @@ impl DeepworkAdapter {
                 if let Some(input) = tool("input") {
                     calls.call(session, Call::ArgsSnapshot { id, args: &json_text(input) });
                 }
-                tool_meta(event, session, id, calls);
+                let duration = at_path(event, &["tool", "duration_ms"]).cloned();
+                tool_meta(event.get("meta").cloned(), duration, session, id, calls);
             }
             "tool_result" => {
-                tool_meta(event, session, id, calls);
+                let duration = at_path(event, &["tool", "duration_ms"]).cloned();
+                tool_meta(event.get("meta").cloned(), duration, session, id, calls);
                 let failed = tool("is_error").and_then(Value::as_bool) == Some(true);
                 let output = output_text(tool("output"));
                 let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
@@ -343,31 +347,15 @@ impl DeepworkAdapter {
     }
 }
 
-/// [`tool_meta`] from the borrowed view.
-fn fast_tool_meta(event: &FastEvent<'_>, session: Option<&str>, id: &str, calls: &mut dyn CallSink) {
-    let mut meta = Meta::new();
-    if let Some(value) = event.meta {
-        meta.insert("deepwork_meta".to_owned(), raw_value(value));
-    }
-    if let Some(value) = event.tool.as_ref().and_then(|t| t.duration_ms) {
-        meta.insert("duration_ms".to_owned(), raw_value(value));
-    }
-    if !meta.is_empty() {
-        calls.call(session, Call::ToolMeta { id, meta: &meta });
-    }
-}
-
-/// Keeps a tool event's `meta` and `duration_ms` with the tool call.
-fn tool_meta(event: &Value, session: Option<&str>, id: &str, calls: &mut dyn CallSink) {
-    let mut meta = Meta::new();
-    if let Some(value) = event.get("meta") {
-        meta.insert("deepwork_meta".to_owned(), value.clone());
-    }
-    if let Some(value) = at_path(event, &["tool", "duration_ms"]) {
-        meta.insert("duration_ms".to_owned(), value.clone());
-    }
-    if !meta.is_empty() {
-        calls.call(session, Call::ToolMeta { id, meta: &meta });
+/// Keeps a tool event's `meta` and `duration_ms` with the tool call (from
+/// either path: the borrowed view gives them as raw values).
+fn tool_meta(meta: Option<Value>, duration_ms: Option<Value>, session: Option<&str>, id: &str, calls: &mut dyn CallSink) {
+    let kept: Meta = [("deepwork_meta", meta), ("duration_ms", duration_ms)]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
+        .collect();
+    if !kept.is_empty() {
+        calls.call(session, Call::ToolMeta { id, meta: &kept });
     }
 }
 
