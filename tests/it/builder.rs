@@ -509,48 +509,63 @@ fn a_callback_panic_resumes_in_the_thread_that_delivered_it() {
     });
 }
 
+/// A UI handler stuck in its first event until released: it says when it
+/// is stuck, counts its events and keeps what it was told of overflows.
+struct Stuck {
+    entered: std::sync::mpsc::SyncSender<()>,
+    release: parking_lot::Mutex<std::sync::mpsc::Receiver<()>>,
+    events: AtomicUsize,
+    overflowed: parking_lot::Mutex<Vec<usize>>,
+}
+
+impl Stuck {
+    /// The handler, the receiver that hears it is stuck, and the sender
+    /// that releases it.
+    fn new() -> (Arc<Stuck>, std::sync::mpsc::Receiver<()>, std::sync::mpsc::Sender<()>) {
+        let (entered, entered_rx) = std::sync::mpsc::sync_channel(1);
+        let (release_tx, release) = std::sync::mpsc::channel();
+        let stuck = Stuck {
+            entered,
+            release: parking_lot::Mutex::new(release),
+            events: AtomicUsize::new(0),
+            overflowed: parking_lot::Mutex::new(Vec::new()),
+        };
+        (Arc::new(stuck), entered_rx, release_tx)
+    }
+}
+
+impl roundup::UiHandler for Stuck {
+    fn event(&self, _: &UiEvent<'_>) -> UiFlow {
+        if self.events.fetch_add(1, Ordering::SeqCst) == 0 {
+            self.entered.send(()).unwrap();
+            self.release.lock().recv().unwrap();
+        }
+        UiFlow::Continue
+    }
+    fn overflowed(&self, dropped: usize) {
+        self.overflowed.lock().push(dropped);
+    }
+}
+
+/// A [`Stuck`] handler the test keeps a hold of.
+struct SharedStuck(Arc<Stuck>);
+
+impl roundup::UiHandler for SharedStuck {
+    fn event(&self, event: &UiEvent<'_>) -> UiFlow {
+        self.0.event(event)
+    }
+    fn overflowed(&self, dropped: usize) {
+        self.0.overflowed(dropped)
+    }
+}
+
 /// Issue 14: a UI handler that blocks does not stop persistence. While it
 /// is stuck in one event, another thread's rounds reach the sink; and once
 /// it has fallen a whole queue behind it is cut off, told once, and the
 /// producer never waited for it.
 #[test]
 fn a_blocked_ui_handler_stalls_neither_the_sink_nor_the_callers() {
-    use std::sync::mpsc;
-    struct Stuck {
-        entered: mpsc::SyncSender<()>,
-        release: parking_lot::Mutex<mpsc::Receiver<()>>,
-        events: AtomicUsize,
-        overflowed: parking_lot::Mutex<Vec<usize>>,
-    }
-    impl roundup::UiHandler for Stuck {
-        fn event(&self, _: &UiEvent<'_>) -> UiFlow {
-            if self.events.fetch_add(1, Ordering::SeqCst) == 0 {
-                self.entered.send(()).unwrap();
-                self.release.lock().recv().unwrap();
-            }
-            UiFlow::Continue
-        }
-        fn overflowed(&self, dropped: usize) {
-            self.overflowed.lock().push(dropped);
-        }
-    }
-    let (entered_tx, entered_rx) = mpsc::sync_channel(1);
-    let (release_tx, release_rx) = mpsc::channel();
-    let ui = Arc::new(Stuck {
-        entered: entered_tx,
-        release: parking_lot::Mutex::new(release_rx),
-        events: AtomicUsize::new(0),
-        overflowed: parking_lot::Mutex::new(Vec::new()),
-    });
-    struct Shared(Arc<Stuck>);
-    impl roundup::UiHandler for Shared {
-        fn event(&self, event: &UiEvent<'_>) -> UiFlow {
-            self.0.event(event)
-        }
-        fn overflowed(&self, dropped: usize) {
-            self.0.overflowed(dropped)
-        }
-    }
+    let (ui, entered_rx, release_tx) = Stuck::new();
     let rounds = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&rounds);
     let builder = Arc::new(
@@ -562,7 +577,7 @@ fn a_blocked_ui_handler_stalls_neither_the_sink_nor_the_callers() {
                     counted.fetch_add(1, Ordering::SeqCst);
                 }
             })
-            .with_ui_handler(Shared(Arc::clone(&ui))),
+            .with_ui_handler(SharedStuck(Arc::clone(&ui))),
     );
     with_watchdog(20, move || {
         // Thread A's first UI event blocks inside the handler.
@@ -699,35 +714,8 @@ fn with_a_ui_thread_no_caller_runs_a_ui_callback() {
 /// by `join`, and the events after it are still delivered.
 #[test]
 fn a_ui_thread_cuts_off_a_laggard_and_reports_a_panic() {
-    use std::sync::mpsc;
-    let (entered_tx, entered_rx) = mpsc::sync_channel(1);
-    let (release_tx, release_rx) = mpsc::channel::<()>();
-    struct Stuck {
-        entered: mpsc::SyncSender<()>,
-        release: parking_lot::Mutex<mpsc::Receiver<()>>,
-        events: AtomicUsize,
-        overflowed: Arc<parking_lot::Mutex<Vec<usize>>>,
-    }
-    impl roundup::UiHandler for Stuck {
-        fn event(&self, _: &UiEvent<'_>) -> UiFlow {
-            if self.events.fetch_add(1, Ordering::SeqCst) == 0 {
-                self.entered.send(()).unwrap();
-                self.release.lock().recv().unwrap();
-            }
-            UiFlow::Continue
-        }
-        fn overflowed(&self, dropped: usize) {
-            self.overflowed.lock().push(dropped);
-        }
-    }
-    let overflowed = Arc::new(parking_lot::Mutex::new(Vec::new()));
-    let stuck = Stuck {
-        entered: entered_tx,
-        release: parking_lot::Mutex::new(release_rx),
-        events: AtomicUsize::new(0),
-        overflowed: Arc::clone(&overflowed),
-    };
-    let (ui, delivery) = roundup::UiThread::spawn(stuck, 10).unwrap();
+    let (stuck, entered_rx, release_tx) = Stuck::new();
+    let (ui, delivery) = roundup::UiThread::spawn(SharedStuck(Arc::clone(&stuck)), 10).unwrap();
     let builder = RoundBuilder::new().with_ui_handler(ui);
     with_watchdog(20, move || {
         builder.message("a");
@@ -740,7 +728,7 @@ fn a_ui_thread_cuts_off_a_laggard_and_reports_a_panic() {
         assert_eq!(builder.rounds().len(), 1, "rounds are unaffected");
         drop(builder);
         delivery.join().unwrap();
-        assert_eq!(overflowed.lock().clone(), vec![11], "told once: 10 queued and the one refused");
+        assert_eq!(stuck.overflowed.lock().clone(), vec![11], "told once: 10 queued and the one refused");
     });
 
     let delivered = Arc::new(AtomicUsize::new(0));
