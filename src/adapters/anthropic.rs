@@ -152,6 +152,10 @@ pub(crate) struct Block<'a> {
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub name: Option<Cow<'a, str>>,
+    /// A tool call's whole input: a stream's `content_block_start` has only
+    /// `{}` (the deltas carry it); a Claude Code snapshot has it all.
+    #[serde(borrow, default)]
+    pub input: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub text: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]

@@ -270,13 +270,7 @@ impl ClaudeCodeAdapter {
                 "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                     let id = block.id.as_deref().unwrap_or("");
                     calls.call(session, Call::ToolCall { id, title: block.name.as_deref().unwrap_or("") });
-                    #[derive(Deserialize)]
-                    struct Input<'a> {
-                        #[serde(borrow, default)]
-                        input: Option<&'a RawValue>,
-                    }
-                    let input = serde_json::from_str::<Input<'_>>(raw.get()).ok().and_then(|i| i.input);
-                    let args = input.map_or(Cow::Borrowed("{}"), raw_text);
+                    let args = block.input.map_or(Cow::Borrowed("{}"), raw_text);
                     calls.call(session, Call::ArgsSnapshot { id, args: &args });
                 }
                 _ => report(calls, session, AnomalyKind::UnknownContent, &format!("claude-code: block: {}", raw.get())),
