@@ -117,11 +117,6 @@ impl Encoder for AguiEncoder {
             out.frame(|buf| wire::write_json(buf, &event));
         };
         thread.event(name, event, &mut emit);
-        if matches!(event, UiEvent::RunEnd { .. }) {
-            // Nothing of a finished run is needed again: the next run starts
-            // from its number.
-            thread.calls = Vec::new();
-        }
     }
 }
 
