@@ -10,18 +10,15 @@
 use std::io::{self, BufRead, Write};
 use std::path::PathBuf;
 
-use crate::adapters::{Adapter, InputFormat};
+use crate::adapters::InputFormat;
 use crate::bad_line::BadLine;
 use crate::encoders::{Framing, OutputFormat};
-use crate::handler::StreamHandler;
-use crate::model::AnomalyKind;
-use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
 
 mod framing;
+mod replayer;
 mod sessions;
 
-use framing::{frame, Framed};
-use sessions::Sessions;
+pub use replayer::Replayer;
 
 /// What a replay reads and writes.
 ///
@@ -210,15 +207,8 @@ const PROGRESS_EVERY: u64 = 16 << 20;
 /// At the end of input, output is written out once it holds this much.
 const FLUSH_AT: usize = 1 << 16;
 
-/// How many leading payloads that no format recognises `--from auto` reads
-/// past before it gives up looking and reads the input as the first
-/// format of the registry.
-const UNDECIDED_AT_MOST: usize = 64;
-/// A partial line grown past this by one huge line is released afterwards.
-const KEEP_LINE_CAPACITY: usize = 1 << 20;
-
 /// Replays a recorded stream from `input`, writing the output of `options`
-/// to `output`.
+/// to `output`: the I/O loop around a [`Replayer`].
 ///
 /// Output is written and flushed whenever the input's buffer runs dry,
 /// before the next read (which may block, on a pipe): a live stream's
@@ -243,12 +233,7 @@ pub fn replay(
     options: &ReplayOptions,
     observer: &mut dyn ReplayObserver,
 ) -> Result<ReplayStats, ReplayError> {
-    let mut replay = Replay::new(options)?;
-    let limit = options.max_line_bytes;
-    // A line that straddles two reads of the input.
-    let mut partial = Vec::new();
-    // The length so far of a line longer than the limit, being read past.
-    let mut skipping: Option<u64> = None;
+    let mut replayer = Replayer::new(options)?;
     let mut next_progress = PROGRESS_EVERY;
     loop {
         let chunk = match input.fill_buf() {
@@ -260,232 +245,28 @@ pub fn replay(
             break;
         }
         let read = chunk.len();
-        let mut rest = chunk;
-        // Lines within the chunk are read where they lie, not copied.
-        while let Some(end) = memchr::memchr(b'\n', rest) {
-            let (line, after) = rest.split_at(end + 1);
-            if let Some(skipped) = skipping.take() {
-                replay.oversized(skipped + line.len() as u64, observer);
-            } else if partial.len() + line.len() > limit.saturating_add(1) {
-                replay.oversized((partial.len() + line.len()) as u64, observer);
-                partial = Vec::new();
-            } else if partial.is_empty() {
-                replay.line(line, observer);
-            } else {
-                partial.extend_from_slice(line);
-                replay.line(&partial, observer);
-                partial.clear();
-                if partial.capacity() > KEEP_LINE_CAPACITY {
-                    partial = Vec::new();
-                }
-            }
-            rest = after;
-        }
-        match skipping.as_mut() {
-            Some(skipped) => *skipped += rest.len() as u64,
-            None if partial.len() + rest.len() > limit => {
-                // Read past from here on: the line is never held whole.
-                skipping = Some((partial.len() + rest.len()) as u64);
-                partial = Vec::new();
-            }
-            None => partial.extend_from_slice(rest),
-        }
+        replayer.feed(chunk, observer);
         input.consume(read);
-        replay.stats.bytes += read as u64;
-        if replay.stats.bytes >= next_progress {
-            next_progress = replay.stats.bytes + PROGRESS_EVERY;
-            observer.progress(replay.stats.bytes, replay.stats.lines);
+        let stats = replayer.stats();
+        if stats.bytes >= next_progress {
+            next_progress = stats.bytes + PROGRESS_EVERY;
+            observer.progress(stats.bytes, stats.lines);
         }
         // The buffer ran dry: the next read may wait for more input.
-        replay.flush(&mut output)?;
+        write_out(&replayer, &mut output)?;
     }
-    if let Some(skipped) = skipping {
-        replay.oversized(skipped, observer);
-    } else if !partial.is_empty() {
-        replay.line(&partial, observer);
+    replayer.end_input(observer);
+    // A million sessions' final rounds are never held at once.
+    while replayer.finish_next() {
+        if replayer.pending_output() > FLUSH_AT {
+            write_out(&replayer, &mut output)?;
+        }
     }
-    replay.end(observer, &mut output)?;
-    replay.flush(&mut output)?;
-    Ok(replay.stats)
+    write_out(&replayer, &mut output)?;
+    Ok(replayer.into_stats())
 }
 
-/// A replay in progress: the adapter, the sessions, the SSE event being
-/// gathered.
-#[derive(Debug)]
-struct Replay {
-    /// `None` until a payload decides it, for a detected format.
-    adapter: Option<Box<dyn Adapter>>,
-    /// Payloads (and their line numbers) read before the format was
-    /// decided, that no format recognises: a leading banner or log line
-    /// does not decide the format of a whole capture. They go through the
-    /// adapter once it is chosen, so each is still reported.
-    undecided: Vec<(Vec<u8>, u64)>,
-    sessions: Sessions,
-    /// The payload of an SSE event not yet complete, and its first line.
-    event: Vec<u8>,
-    event_line: u64,
-    /// The SSE event being gathered grew past the line limit: its length.
-    event_oversized: Option<u64>,
-    max_line_bytes: usize,
-    stats: ReplayStats,
-}
-
-impl Replay {
-    fn new(options: &ReplayOptions) -> Result<Self, ReplayError> {
-        let eviction = match (options.max_open_sessions, &options.evict_dir) {
-            (None, _) => None,
-            (Some(keep), None) => Some((keep, Box::new(MemoryStore::default()) as Box<dyn CheckpointStore>)),
-            (Some(keep), Some(dir)) => {
-                let store = DirectoryStore::new(dir).map_err(ReplayError::EvictDir)?;
-                Some((keep, Box::new(store) as Box<dyn CheckpointStore>))
-            }
-        };
-        Ok(Replay {
-            adapter: options.from.map(InputFormat::adapter),
-            undecided: Vec::new(),
-            sessions: Sessions::new(options.to.encoder(), options.framing, eviction),
-            event: Vec::new(),
-            event_line: 0,
-            event_oversized: None,
-            max_line_bytes: options.max_line_bytes,
-            stats: ReplayStats { format: options.from, ..ReplayStats::default() },
-        })
-    }
-
-    /// Takes one physical line (with or without its `\n`): raw lines are
-    /// payloads of their own, SSE `data:` lines are gathered until the blank
-    /// line that ends their event.
-    fn line(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
-        self.stats.lines += 1;
-        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        match frame(line) {
-            Framed::Data(data) => {
-                if let Some(oversized) = self.event_oversized.as_mut() {
-                    *oversized += data.len() as u64 + 1;
-                    return;
-                }
-                if self.event.is_empty() {
-                    self.event_line = self.stats.lines;
-                } else {
-                    self.event.push(b'\n');
-                }
-                if self.event.len() + data.len() > self.max_line_bytes {
-                    self.event_oversized = Some((self.event.len() + data.len()) as u64);
-                    self.event = Vec::new();
-                    return;
-                }
-                self.event.extend_from_slice(data);
-            }
-            Framed::Blank | Framed::Field => self.end_event(observer),
-            Framed::Line(payload) => {
-                self.end_event(observer);
-                self.payload(payload, self.stats.lines, observer);
-            }
-        }
-    }
-
-    /// Decodes the SSE event gathered so far, if any.
-    fn end_event(&mut self, observer: &mut dyn ReplayObserver) {
-        if let Some(bytes) = self.event_oversized.take() {
-            return self.too_long("event", self.event_line, bytes, observer);
-        }
-        if self.event.is_empty() {
-            return;
-        }
-        let event = std::mem::take(&mut self.event);
-        self.payload(&event, self.event_line, observer);
-        self.event = event;
-        self.event.clear();
-    }
-
-    /// A line longer than the limit, read past: counted, reported.
-    fn oversized(&mut self, bytes: u64, observer: &mut dyn ReplayObserver) {
-        self.end_event(observer);
-        self.stats.lines += 1;
-        self.too_long("line", self.stats.lines, bytes, observer);
-    }
-
-    fn too_long(&mut self, what: &str, number: u64, bytes: u64, observer: &mut dyn ReplayObserver) {
-        self.stats.payloads += 1;
-        let error = BadLine::new(format!(
-            "longer than {} bytes ({bytes} bytes): read past, not held (--max-line-bytes raises the limit)",
-            self.max_line_bytes
-        ));
-        self.bad(what, number, &error, observer);
-    }
-
-    /// Translates one payload (a JSON value) found at line `number`; a bad
-    /// one becomes a `bad_line` anomaly of its session.
-    fn payload(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
-        self.stats.payloads += 1;
-        if self.adapter.is_none() {
-            match InputFormat::recognise(payload) {
-                Some(format) => self.decide(format, observer),
-                None if self.undecided.len() < UNDECIDED_AT_MOST => {
-                    return self.undecided.push((payload.to_vec(), number));
-                }
-                None => self.decide(InputFormat::detect(payload), observer),
-            }
-        }
-        self.translate(payload, number, observer);
-    }
-
-    /// Chooses the input format, and reads the payloads that waited for it.
-    fn decide(&mut self, format: &'static InputFormat, observer: &mut dyn ReplayObserver) {
-        self.stats.format = Some(format);
-        self.adapter = Some(format.adapter());
-        for (payload, number) in std::mem::take(&mut self.undecided) {
-            self.translate(&payload, number, observer);
-        }
-    }
-
-    fn translate(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
-        let Some(adapter) = self.adapter.as_mut() else { return };
-        let Err(error) = adapter.translate(payload, &mut self.sessions) else {
-            return;
-        };
-        if self.stats.bad_lines_look_like.is_none() {
-            self.stats.bad_lines_look_like = InputFormat::recognise(payload);
-        }
-        self.bad("line", number, &error, observer);
-    }
-
-    /// A payload (`what` at line `number`) that cannot be read: counted,
-    /// an anomaly `bad_line` of its session that says where and why, and
-    /// the observer told.
-    fn bad(&mut self, what: &str, number: u64, error: &BadLine, observer: &mut dyn ReplayObserver) {
-        self.stats.bad_lines += 1;
-        if let Some(at_ms) = error.at_ms {
-            self.sessions.set_clock(at_ms);
-        }
-        let detail = format!("{what} {number}: {}", error.reason);
-        self.sessions.get(error.session.as_deref()).anomaly(AnomalyKind::BadLine, None, &detail);
-        observer.bad_line(number, error);
-    }
-
-    /// End of input: the last SSE event, then every session's open run
-    /// finishes, in order of first appearance, the output written out as
-    /// it grows (a million sessions' final rounds are never held at once).
-    fn end(&mut self, observer: &mut dyn ReplayObserver, output: &mut impl Write) -> Result<(), ReplayError> {
-        self.end_event(observer);
-        if self.adapter.is_none() && !self.undecided.is_empty() {
-            self.decide(InputFormat::detect(b""), observer);
-        }
-        if let Some(adapter) = self.adapter.as_mut() {
-            adapter.end(&mut self.sessions);
-        }
-        self.stats.sessions = self.sessions.count();
-        while self.sessions.finish_first() {
-            if self.sessions.pending_output() > FLUSH_AT {
-                self.flush(output)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes and flushes the pending output.
-    fn flush(&self, output: &mut impl Write) -> Result<(), ReplayError> {
-        self.sessions.flush(output).and_then(|()| output.flush()).map_err(ReplayError::Write)
-    }
+/// Writes and flushes the pending output.
+fn write_out(replayer: &Replayer, output: &mut impl Write) -> Result<(), ReplayError> {
+    replayer.write_output(output).and_then(|()| output.flush()).map_err(ReplayError::Write)
 }

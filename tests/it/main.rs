@@ -17,6 +17,7 @@ mod live_stream;
 mod partial_json;
 mod properties;
 mod providers;
+mod replayer;
 mod router;
 mod stress;
 mod uagent;

@@ -1,0 +1,343 @@
+//! The replay as a state machine: bytes in, output bytes out, no I/O.
+//!
+//! [`replay`](crate::replay) is the loop that reads a file or a pipe into a
+//! [`Replayer`] and writes what it produces; anything else that has input in
+//! its own hands (a message broker's records, a Python iterator, an HTTP
+//! body) drives the same [`Replayer`] and gets the same output, byte for
+//! byte, the way `quinn` drives `quinn-proto`.
+
+use std::io::{self, Write};
+
+use crate::adapters::{Adapter, InputFormat};
+use crate::bad_line::BadLine;
+use crate::handler::StreamHandler;
+use crate::model::AnomalyKind;
+use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
+
+use super::framing::{frame, Framed};
+use super::sessions::Sessions;
+use super::{ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
+
+/// How many leading payloads that no format recognises `--from auto` reads
+/// past before it gives up looking and reads the input as the first
+/// format of the registry.
+const UNDECIDED_AT_MOST: usize = 64;
+/// A partial line grown past this by one huge line is released afterwards.
+const KEEP_LINE_CAPACITY: usize = 1 << 20;
+
+/// A replay in progress, driven by its caller: input goes in as bytes
+/// ([`feed`](Replayer::feed)) or as whole payloads
+/// ([`feed_payload`](Replayer::feed_payload)), and the output of the
+/// [`ReplayOptions`]' format accumulates until it is taken.
+///
+/// The output is exactly what [`replay`](crate::replay) writes for the same
+/// input, however the input is cut into pieces.
+///
+/// ```
+/// use roundup::{ReplayOptions, Replayer};
+///
+/// let mut replayer = Replayer::new(&ReplayOptions::new()).unwrap();
+/// // Input arrives in pieces that cut lines anywhere.
+/// replayer.feed(br#"{"op":"message","te"#, &mut ());
+/// replayer.feed(b"xt\":\"Hi\"}\n{\"op\":\"finish\",\"reason\":\"canceled\"}\n", &mut ());
+/// let mut out = Vec::new();
+/// replayer.take_output(&mut out);
+/// assert!(out.starts_with(br#"{"type":"round","run":0,"index":0,"closed_by":"finish","message":"Hi""#));
+///
+/// // End of input: what is still open finishes as `interrupted`.
+/// replayer.end_input(&mut ());
+/// while replayer.finish_next() {}
+/// assert_eq!(replayer.stats().lines, 2);
+/// ```
+#[derive(Debug)]
+pub struct Replayer {
+    /// `None` until a payload decides it, for a detected format.
+    adapter: Option<Box<dyn Adapter>>,
+    /// Payloads (and their line numbers) read before the format was
+    /// decided, that no format recognises: a leading banner or log line
+    /// does not decide the format of a whole capture. They go through the
+    /// adapter once it is chosen, so each is still reported.
+    undecided: Vec<(Vec<u8>, u64)>,
+    sessions: Sessions,
+    /// A line that straddles two pieces of input.
+    partial: Vec<u8>,
+    /// The length so far of a line longer than the limit, being read past.
+    skipping: Option<u64>,
+    /// The payload of an SSE event not yet complete, and its first line.
+    event: Vec<u8>,
+    event_line: u64,
+    /// The SSE event being gathered grew past the line limit: its length.
+    event_oversized: Option<u64>,
+    max_line_bytes: usize,
+    stats: ReplayStats,
+}
+
+impl Replayer {
+    /// A replay of `options`, before any input.
+    ///
+    /// # Errors
+    ///
+    /// [`ReplayError::EvictDir`] when the directory for evicted sessions
+    /// cannot be made.
+    pub fn new(options: &ReplayOptions) -> Result<Self, ReplayError> {
+        let eviction = match (options.max_open_sessions, &options.evict_dir) {
+            (None, _) => None,
+            (Some(keep), None) => Some((keep, Box::new(MemoryStore::default()) as Box<dyn CheckpointStore>)),
+            (Some(keep), Some(dir)) => {
+                let store = DirectoryStore::new(dir).map_err(ReplayError::EvictDir)?;
+                Some((keep, Box::new(store) as Box<dyn CheckpointStore>))
+            }
+        };
+        Ok(Replayer {
+            adapter: options.from.map(InputFormat::adapter),
+            undecided: Vec::new(),
+            sessions: Sessions::new(options.to.encoder(), options.framing, eviction),
+            partial: Vec::new(),
+            skipping: None,
+            event: Vec::new(),
+            event_line: 0,
+            event_oversized: None,
+            max_line_bytes: options.max_line_bytes,
+            stats: ReplayStats { format: options.from, ..ReplayStats::default() },
+        })
+    }
+
+    /// Reads a piece of input: whole lines are read at once, where they
+    /// lie; a line cut at the end of the piece waits for the next.
+    pub fn feed(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
+        let limit = self.max_line_bytes;
+        let mut rest = bytes;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let (line, after) = rest.split_at(end + 1);
+            if let Some(skipped) = self.skipping.take() {
+                self.oversized(skipped + line.len() as u64, observer);
+            } else if self.partial.len() + line.len() > limit.saturating_add(1) {
+                self.oversized((self.partial.len() + line.len()) as u64, observer);
+                self.partial = Vec::new();
+            } else if self.partial.is_empty() {
+                self.line(line, observer);
+            } else {
+                let mut partial = std::mem::take(&mut self.partial);
+                partial.extend_from_slice(line);
+                self.line(&partial, observer);
+                partial.clear();
+                if partial.capacity() <= KEEP_LINE_CAPACITY {
+                    self.partial = partial;
+                }
+            }
+            rest = after;
+        }
+        match self.skipping.as_mut() {
+            Some(skipped) => *skipped += rest.len() as u64,
+            None if self.partial.len() + rest.len() > limit => {
+                // Read past from here on: the line is never held whole.
+                self.skipping = Some((self.partial.len() + rest.len()) as u64);
+                self.partial = Vec::new();
+            }
+            None => self.partial.extend_from_slice(rest),
+        }
+        self.stats.bytes += bytes.len() as u64;
+    }
+
+    /// Reads one whole payload (the bytes of one JSON value: a broker's
+    /// record, an event already parsed by the caller), counted as the next
+    /// line, with no framing.
+    ///
+    /// ```
+    /// use roundup::{ReplayOptions, Replayer};
+    ///
+    /// let mut replayer = Replayer::new(&ReplayOptions::new()).unwrap();
+    /// replayer.feed_payload(br#"{"op":"message","text":"a\nb"}"#, &mut ());
+    /// replayer.feed_payload(b"not json", &mut ());
+    /// replayer.end_input(&mut ());
+    /// while replayer.finish_next() {}
+    /// let mut out = Vec::new();
+    /// replayer.take_output(&mut out);
+    /// assert!(String::from_utf8(out).unwrap().contains(r#""detail":"line 2: not valid JSON: expected ident (column 2)""#));
+    /// ```
+    pub fn feed_payload(&mut self, payload: &[u8], observer: &mut dyn ReplayObserver) {
+        self.end_partial(observer);
+        self.end_event(observer);
+        self.stats.bytes += payload.len() as u64;
+        if payload.len() > self.max_line_bytes {
+            return self.oversized(payload.len() as u64, observer);
+        }
+        self.stats.lines += 1;
+        self.payload(payload, self.stats.lines, observer);
+    }
+
+    /// The input ended: the line cut at its end, the last SSE event, then
+    /// what the adapter still holds. Open runs stay open until
+    /// [`finish_next`](Replayer::finish_next).
+    pub fn end_input(&mut self, observer: &mut dyn ReplayObserver) {
+        self.end_partial(observer);
+        self.end_event(observer);
+        if self.adapter.is_none() && !self.undecided.is_empty() {
+            self.decide(InputFormat::detect(b""), observer);
+        }
+        if let Some(adapter) = self.adapter.as_mut() {
+            adapter.end(&mut self.sessions);
+        }
+        self.stats.sessions = self.sessions.count();
+    }
+
+    /// Finishes the open run of the session seen first that has one (as
+    /// `interrupted`, writing its summary); `false` when none is left. One
+    /// session at a time, so that output can be taken in between.
+    pub fn finish_next(&mut self) -> bool {
+        self.sessions.finish_first()
+    }
+
+    /// Bytes of output not taken yet.
+    pub fn pending_output(&self) -> usize {
+        self.sessions.pending_output()
+    }
+
+    /// Moves the output produced so far to the end of `out`.
+    pub fn take_output(&mut self, out: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail.
+        let _ = self.sessions.flush(out);
+    }
+
+    /// Writes the output produced so far to `out`; it is gone from here
+    /// once written.
+    ///
+    /// # Errors
+    ///
+    /// What writing to `out` returns; the output is then kept.
+    pub fn write_output(&self, out: &mut impl Write) -> io::Result<()> {
+        self.sessions.flush(out)
+    }
+
+    /// What was read so far.
+    pub fn stats(&self) -> &ReplayStats {
+        &self.stats
+    }
+
+    /// What was read, once the replay is over.
+    pub fn into_stats(self) -> ReplayStats {
+        self.stats
+    }
+
+    /// The line cut at the end of the input so far, read as a whole one.
+    fn end_partial(&mut self, observer: &mut dyn ReplayObserver) {
+        if let Some(skipped) = self.skipping.take() {
+            self.oversized(skipped, observer);
+        } else if !self.partial.is_empty() {
+            let partial = std::mem::take(&mut self.partial);
+            self.line(&partial, observer);
+        }
+    }
+
+    /// Takes one physical line (with or without its `\n`): raw lines are
+    /// payloads of their own, SSE `data:` lines are gathered until the blank
+    /// line that ends their event.
+    fn line(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
+        self.stats.lines += 1;
+        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        match frame(line) {
+            Framed::Data(data) => {
+                if let Some(oversized) = self.event_oversized.as_mut() {
+                    *oversized += data.len() as u64 + 1;
+                    return;
+                }
+                if self.event.is_empty() {
+                    self.event_line = self.stats.lines;
+                } else {
+                    self.event.push(b'\n');
+                }
+                if self.event.len() + data.len() > self.max_line_bytes {
+                    self.event_oversized = Some((self.event.len() + data.len()) as u64);
+                    self.event = Vec::new();
+                    return;
+                }
+                self.event.extend_from_slice(data);
+            }
+            Framed::Blank | Framed::Field => self.end_event(observer),
+            Framed::Line(payload) => {
+                self.end_event(observer);
+                self.payload(payload, self.stats.lines, observer);
+            }
+        }
+    }
+
+    /// Decodes the SSE event gathered so far, if any.
+    fn end_event(&mut self, observer: &mut dyn ReplayObserver) {
+        if let Some(bytes) = self.event_oversized.take() {
+            return self.too_long("event", self.event_line, bytes, observer);
+        }
+        if self.event.is_empty() {
+            return;
+        }
+        let event = std::mem::take(&mut self.event);
+        self.payload(&event, self.event_line, observer);
+        self.event = event;
+        self.event.clear();
+    }
+
+    /// A line longer than the limit, read past: counted, reported.
+    fn oversized(&mut self, bytes: u64, observer: &mut dyn ReplayObserver) {
+        self.end_event(observer);
+        self.stats.lines += 1;
+        self.too_long("line", self.stats.lines, bytes, observer);
+    }
+
+    fn too_long(&mut self, what: &str, number: u64, bytes: u64, observer: &mut dyn ReplayObserver) {
+        self.stats.payloads += 1;
+        let error = BadLine::new(format!(
+            "longer than {} bytes ({bytes} bytes): read past, not held (--max-line-bytes raises the limit)",
+            self.max_line_bytes
+        ));
+        self.bad(what, number, &error, observer);
+    }
+
+    /// Translates one payload (a JSON value) found at line `number`; a bad
+    /// one becomes a `bad_line` anomaly of its session.
+    fn payload(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
+        self.stats.payloads += 1;
+        if self.adapter.is_none() {
+            match InputFormat::recognise(payload) {
+                Some(format) => self.decide(format, observer),
+                None if self.undecided.len() < UNDECIDED_AT_MOST => {
+                    return self.undecided.push((payload.to_vec(), number));
+                }
+                None => self.decide(InputFormat::detect(payload), observer),
+            }
+        }
+        self.translate(payload, number, observer);
+    }
+
+    /// Chooses the input format, and reads the payloads that waited for it.
+    fn decide(&mut self, format: &'static InputFormat, observer: &mut dyn ReplayObserver) {
+        self.stats.format = Some(format);
+        self.adapter = Some(format.adapter());
+        for (payload, number) in std::mem::take(&mut self.undecided) {
+            self.translate(&payload, number, observer);
+        }
+    }
+
+    fn translate(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
+        let Some(adapter) = self.adapter.as_mut() else { return };
+        let Err(error) = adapter.translate(payload, &mut self.sessions) else {
+            return;
+        };
+        if self.stats.bad_lines_look_like.is_none() {
+            self.stats.bad_lines_look_like = InputFormat::recognise(payload);
+        }
+        self.bad("line", number, &error, observer);
+    }
+
+    /// A payload (`what` at line `number`) that cannot be read: counted,
+    /// an anomaly `bad_line` of its session that says where and why, and
+    /// the observer told.
+    fn bad(&mut self, what: &str, number: u64, error: &BadLine, observer: &mut dyn ReplayObserver) {
+        self.stats.bad_lines += 1;
+        if let Some(at_ms) = error.at_ms {
+            self.sessions.set_clock(at_ms);
+        }
+        let detail = format!("{what} {number}: {}", error.reason);
+        self.sessions.get(error.session.as_deref()).anomaly(AnomalyKind::BadLine, None, &detail);
+        observer.bad_line(number, error);
+    }
+}

@@ -1,0 +1,131 @@
+//! The sans-I/O replay: however its input is cut into pieces, or handed
+//! over payload by payload, it writes what `replay` writes.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use roundup::encoders::OutputFormat;
+use roundup::{ReplayOptions, Replayer};
+use roundup_testkit::{repo_root, vectors};
+
+/// Every recorded input of the repository: the fixtures of each format and
+/// the vectors as ops JSONL.
+fn inputs() -> Vec<(String, Vec<u8>)> {
+    let mut inputs = Vec::new();
+    let mut dirs = vec![repo_root().join("tests/fixtures")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path: PathBuf = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "ndjson" | "sse")) {
+                inputs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    inputs.sort();
+    for vector in vectors() {
+        inputs.push((vector.name.clone(), vector.ops_jsonl().into_bytes()));
+    }
+    assert!(inputs.len() > 80, "the fixtures and vectors are found: {}", inputs.len());
+    inputs
+}
+
+fn whole(input: &[u8], options: &ReplayOptions) -> Vec<u8> {
+    let mut out = Vec::new();
+    roundup::replay(input, &mut out, options, &mut ()).unwrap();
+    out
+}
+
+/// Feeds `input` cut after each of `cuts` (offsets, any order), taking the
+/// output between pieces.
+fn in_pieces(input: &[u8], cuts: &[usize], options: &ReplayOptions) -> Vec<u8> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (input.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut replayer = Replayer::new(options).unwrap();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for cut in cuts.into_iter().chain([input.len()]) {
+        replayer.feed(&input[from..cut], &mut ());
+        replayer.take_output(&mut out);
+        from = cut;
+    }
+    replayer.end_input(&mut ());
+    while replayer.finish_next() {
+        replayer.take_output(&mut out);
+    }
+    replayer.take_output(&mut out);
+    out
+}
+
+#[test]
+fn every_input_fed_byte_by_byte_gives_the_output_of_replay() {
+    for (name, input) in inputs() {
+        let options = ReplayOptions::new();
+        let cuts: Vec<usize> = (0..input.len()).collect();
+        assert_eq!(
+            String::from_utf8(in_pieces(&input, &cuts, &options)).unwrap(),
+            String::from_utf8(whole(&input, &options)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn payloads_handed_over_one_by_one_give_the_output_of_replay() {
+    for (name, input) in inputs().into_iter().filter(|(name, _)| !name.ends_with(".sse")) {
+        for to in ["records", "agui", "ui"] {
+            let options = ReplayOptions::new().to(OutputFormat::named(to).unwrap());
+            let mut replayer = Replayer::new(&options).unwrap();
+            for line in input.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)) {
+                replayer.feed_payload(line, &mut ());
+            }
+            replayer.end_input(&mut ());
+            while replayer.finish_next() {}
+            let mut out = Vec::new();
+            replayer.take_output(&mut out);
+            // Blank lines count as lines for `replay`, not for payloads:
+            // only the line numbers of bad lines could differ, and these
+            // inputs have no blank line before a bad one.
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                String::from_utf8(whole(&input, &options)).unwrap(),
+                "{name} --emit {to}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_payload_over_the_limit_is_reported_not_held() {
+    let options = ReplayOptions::new().max_line_bytes(20);
+    let mut replayer = Replayer::new(&options).unwrap();
+    replayer.feed_payload(br#"{"op":"message","text":"long enough"}"#, &mut ());
+    replayer.feed_payload(br#"{"op":"start"}"#, &mut ());
+    replayer.end_input(&mut ());
+    while replayer.finish_next() {}
+    let mut out = Vec::new();
+    replayer.take_output(&mut out);
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains(r#""detail":"line 1: longer than 20 bytes (37 bytes)"#), "{out}");
+    assert_eq!((replayer.stats().lines, replayer.stats().bad_lines), (2, 1));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn any_cut_of_any_input_gives_the_output_of_replay(
+        which in any::<prop::sample::Index>(),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+        sse in any::<bool>(),
+    ) {
+        let inputs = inputs();
+        let (name, input) = &inputs[which.index(inputs.len())];
+        let options = if sse {
+            ReplayOptions::new().framing(roundup::encoders::Framing::Sse)
+        } else {
+            ReplayOptions::new()
+        };
+        prop_assert_eq!(in_pieces(input, &cuts, &options), whole(input, &options), "{}", name);
+    }
+}
