@@ -24,6 +24,9 @@ Records are plain ``dict``s, equal to ``json.loads`` of the lines the
 'summary'
 """
 
+import os
+from typing import Iterable, Optional, Union
+
 from . import adapters, encoders
 from ._roundup import (
     Adapter,
@@ -53,7 +56,12 @@ __all__ = [
 ]
 
 
-def export(source, *, to, from_=None):
+def export(
+    source: Union[str, "os.PathLike[str]", Iterable[Union[dict, str, bytes]]],
+    *,
+    to: str,
+    from_: Optional[str] = None,
+) -> ReplayIterator:
     """The provider history of each run of ``source``, as the list its next
     request sends: ``to`` is ``"openai-chat"``, ``"openai-responses"`` or
     ``"anthropic"``. An iterator, one value per run, read as needed."""
