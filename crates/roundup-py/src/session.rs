@@ -298,7 +298,7 @@ impl Session {
 /// A `dict` as roundup's metadata object.
 fn meta_of(meta: &Bound<'_, PyDict>) -> PyResult<roundup::Meta> {
     let mut bytes = Vec::new();
-    json::payload(meta.as_any(), &mut bytes)?;
+    json::value(meta.as_any(), "meta", &mut bytes)?;
     serde_json::from_slice(&bytes).map_err(|e| PyValueError::new_err(format!("meta: {e}")))
 }
 
