@@ -140,7 +140,9 @@ pub use model::{
 pub use ops::OpsLine;
 pub use output::{Output, Outputs};
 pub use record::Recorder;
-pub use replay::{replay, ReplayError, ReplayObserver, ReplayOptions, ReplayStats, Replayer, DEFAULT_MAX_LINE_BYTES};
+pub use replay::{
+    replay, ReplayCheckpoint, ReplayError, ReplayObserver, ReplayOptions, ReplayStats, Replayer, DEFAULT_MAX_LINE_BYTES,
+};
 pub use router::Router;
 pub use sink::{RoundSink, SinkRecord};
 pub use ui::{UiEvent, UiFlow, UiHandler};

@@ -34,7 +34,7 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
@@ -74,12 +74,14 @@ messages) between messages; one session",
 };
 
 /// Translates Anthropic Messages events and host tool results into calls.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct AnthropicAdapter {
     messages: MessageStream,
 }
 
 impl Adapter for AnthropicAdapter {
+    state_is_self!();
+
     fn end(&mut self, calls: &mut dyn CallSink) {
         self.messages.end(None, calls);
     }
@@ -200,7 +202,7 @@ const MAX_OPEN_BLOCKS: usize = 256;
 /// The state of one Messages stream: the message being read and its open
 /// blocks. Shared with the Claude Code adapter, whose `stream_event` lines
 /// carry these events.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct MessageStream {
     /// The message being read (`message_start`'s id): a repeated
     /// `message_start` (a proxy's retry) is read once.
@@ -212,7 +214,7 @@ pub(crate) struct MessageStream {
     blocks: SmallVec<[(u64, OpenBlock); 4]>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 enum OpenBlock {
     Text,
     /// A tool call, and whether any argument text came.

@@ -31,7 +31,7 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -66,7 +66,7 @@ name",
 };
 
 /// Translates Claude Code stream-json lines into calls.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct ClaudeCodeAdapter {
     /// The Messages stream of the main agent and of each subagent.
     streams: Vec<(Option<String>, MessageStream)>,
@@ -146,6 +146,8 @@ const RESULT_FIELDS: [&str; 12] = [
 ];
 
 impl Adapter for ClaudeCodeAdapter {
+    state_is_self!();
+
     /// A prompt cut off before its `result` keeps its user texts and what
     /// its open blocks held.
     fn end(&mut self, calls: &mut dyn CallSink) {

@@ -33,7 +33,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -64,7 +64,7 @@ session",
 };
 
 /// Translates Codex `exec --json` lines into calls.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct CodexAdapter {
     /// Tool items of the current turn declared and not yet completed (ids
     /// restart on resume): a set, and only the open ones, so that a turn of
@@ -111,6 +111,8 @@ const TOOLS: [(&str, &str); 6] = [
 ];
 
 impl Adapter for CodexAdapter {
+    state_is_self!();
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
         match line.kind.as_ref() {

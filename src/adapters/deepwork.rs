@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -60,13 +60,16 @@ workstream); source keys the session",
 /// deepwork.line(&event, &mut |session: Option<&str>, _: Call<'_>| sessions.push(session.map(str::to_owned)));
 /// assert_eq!(sessions, [Some("worker-1".to_owned())]);
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct DeepworkAdapter {
     /// Per session: `status` events counted, by status.
+    #[serde(with = "super::support::pairs")]
     statuses: HashMap<Option<String>, EventCounts>,
 }
 
 impl Adapter for DeepworkAdapter {
+    state_is_self!();
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         // The events of a stream (text, reasoning, tool starts and results,
         // usage, live output) decode into a view borrowed from the line;

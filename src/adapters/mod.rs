@@ -34,6 +34,20 @@ use serde_json::{Map, Value};
 use crate::bad_line::BadLine;
 use crate::call::Call;
 
+/// The `save` and `restore` of an adapter whose whole state is itself
+/// (serde-derived), for the `impl Adapter` of each stateful format.
+macro_rules! state_is_self {
+    () => {
+        fn save(&self) -> serde_json::Value {
+            crate::adapters::support::save_state(self)
+        }
+
+        fn restore(&mut self, state: serde_json::Value) -> Result<(), crate::CheckpointError> {
+            crate::adapters::support::restore_state(self, state)
+        }
+    };
+}
+
 mod borrowed;
 mod support;
 
@@ -99,6 +113,26 @@ pub trait Adapter: Send + fmt::Debug {
     /// that nothing it read is lost. Called once, after the last payload and
     /// before the sessions' open runs are finished.
     fn end(&mut self, _calls: &mut dyn CallSink) {}
+
+    /// What the adapter keeps between payloads, as a value that
+    /// [`restore`](Adapter::restore) takes back: with the builders'
+    /// checkpoints, the state of a stream being read (a
+    /// [`Replayer`](crate::Replayer) checkpoints both). An adapter that
+    /// keeps nothing saves `null`.
+    fn save(&self) -> Value {
+        Value::Null
+    }
+
+    /// Continues from a state [`save`](Adapter::save) gave, on a new
+    /// adapter of the same format. On error the adapter does not change.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Corrupt`](crate::CheckpointError::Corrupt) when
+    /// the value is not a state of this format.
+    fn restore(&mut self, _state: Value) -> Result<(), crate::CheckpointError> {
+        Ok(())
+    }
 }
 
 /// Receives the calls an adapter makes, each addressed to a session (`None`

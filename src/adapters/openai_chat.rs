@@ -30,7 +30,7 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
@@ -66,7 +66,7 @@ n > 1 is session choice-k",
 };
 
 /// Translates Chat Completions chunks and host messages into calls.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct OpenAiChatAdapter {
     /// The completion being read (its `id`): a new one forgets the tool
     /// indexes of the last.
@@ -171,6 +171,8 @@ struct Function<'a> {
 }
 
 impl Adapter for OpenAiChatAdapter {
+    state_is_self!();
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         if payload.trim_ascii() == b"[DONE]" {
             return Ok(());

@@ -33,7 +33,7 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
@@ -66,7 +66,7 @@ between responses; one session",
 };
 
 /// Translates Responses stream events into calls.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct OpenAiResponsesAdapter {
     /// The response being read: its id and model.
     response: String,
@@ -201,6 +201,8 @@ const ARGUMENT_DELTAS: [&str; 6] = [
 ];
 
 impl Adapter for OpenAiResponsesAdapter {
+    state_is_self!();
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let event: Event<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
         if !self.event(&event, calls) {

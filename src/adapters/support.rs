@@ -11,6 +11,50 @@ use crate::bad_line::BadLine;
 use crate::call::Call;
 use crate::model::{AnomalyKind, Meta};
 
+/// An adapter's state as a value ([`Adapter::save`](super::Adapter::save)).
+pub(crate) fn save_state(state: &impl serde::Serialize) -> Value {
+    // The states hold strings, numbers, maps and JSON values: they always
+    // serialise.
+    serde_json::to_value(state).unwrap_or(Value::Null)
+}
+
+/// Replaces `state` with the one `value` holds
+/// ([`Adapter::restore`](super::Adapter::restore)); unchanged on error.
+pub(crate) fn restore_state<T: serde::de::DeserializeOwned>(
+    state: &mut T,
+    value: Value,
+) -> Result<(), crate::CheckpointError> {
+    *state = serde_json::from_value(value).map_err(crate::CheckpointError::Corrupt)?;
+    Ok(())
+}
+
+/// A map whose keys are not strings (JSON's keys are), kept as a list of
+/// pairs in key order: `#[serde(with = "support::pairs")]`.
+pub(crate) mod pairs {
+    use std::collections::HashMap;
+    use std::hash::Hash;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(crate) fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
+        map: &HashMap<K, V>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut pairs: Vec<(&K, &V)> = map.iter().collect();
+        pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        serializer.collect_seq(pairs)
+    }
+
+    pub(crate) fn deserialize<'de, K, V, D>(deserializer: D) -> Result<HashMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Eq + Hash,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Ok(Vec::<(K, V)>::deserialize(deserializer)?.into_iter().collect())
+    }
+}
+
 /// Parses a payload into a JSON value; the [`BadLine`] when it is not JSON.
 pub(crate) fn parse_event(payload: &[u8]) -> Result<Value, BadLine> {
     serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))
@@ -83,7 +127,7 @@ pub(crate) fn output_text(value: Option<&Value>) -> Cow<'_, str> {
 
 /// Counts of events that carry nothing for rounds, by kind, kept in the
 /// run's summary under one key so that their occurrence is not lost.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct EventCounts(Meta);
 
 impl EventCounts {

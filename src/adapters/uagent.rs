@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -100,7 +100,7 @@ const TOKENS: [&str; 5] = ["input", "cached_input", "cache_write_input", "output
 type Span = (i128, i128);
 
 /// One tool operation's span: its start, and its end once finished.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct OpSpan {
     start: i128,
     end: Option<i128>,
@@ -108,7 +108,7 @@ struct OpSpan {
 
 /// What uagent's statistics need, gathered over one run by uagent's own
 /// algorithm (`core/stats.go`, summarised in tests/fixtures/README.md).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct Stats {
     /// The first observed event, and the latest.
     first: Option<i128>,
@@ -125,7 +125,7 @@ struct Stats {
     calls: Vec<(String, String)>,
     call_ids: HashSet<String>,
     failed_calls: HashSet<String>,
-    tokens: BTreeMap<&'static str, u64>,
+    tokens: BTreeMap<Cow<'static, str>, u64>,
     stop_reasons: BTreeMap<String, u64>,
     failures: Vec<String>,
     errors: Vec<String>,
@@ -254,7 +254,7 @@ fn peak(spans: &[Span]) -> u64 {
 /// uagent.event(&serde_json::json!({"type": "tool_called", "call_id": "c1", "name": "ls"}), &mut sink);
 /// assert_eq!(seen, [r#"Some("s9") start"#, r#"Some("s9") run_meta"#, r#"Some("s9") tool_call"#]);
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct UagentAdapter {
     session: Option<String>,
     /// A run started and has not finished.
@@ -292,6 +292,8 @@ struct Delta<'a> {
 }
 
 impl Adapter for UagentAdapter {
+    state_is_self!();
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         if let Some(delta) = utf8(payload).ok().and_then(|text| serde_json::from_str::<Delta<'_>>(text).ok()) {
             if self.delta(&delta, calls) {
@@ -436,7 +438,7 @@ impl UagentAdapter {
                 }
                 if let Some(usage) = event.get("usage").and_then(Value::as_object) {
                     for name in TOKENS {
-                        *self.stats.tokens.entry(name).or_default() += usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+                        *self.stats.tokens.entry(Cow::Borrowed(name)).or_default() += usage.get(name).and_then(Value::as_u64).unwrap_or(0);
                     }
                     if let Some(input) = usage.get("input").and_then(Value::as_u64) {
                         calls.call(session, Call::TokenUsage { total: input });

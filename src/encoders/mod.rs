@@ -84,6 +84,28 @@ pub trait Encoder: Send + fmt::Debug {
     /// A live UI event of `session` at clock reading `at_ms`, for an encoder
     /// that reads [`Reads::UiEvents`].
     fn ui_event(&mut self, _session: Option<&str>, _event: &UiEvent<'_>, _at_ms: u64, _out: &mut Frames) {}
+
+    /// What the encoder keeps between values, for a checkpoint of a
+    /// [`Replayer`](crate::Replayer): `null` for an encoder that keeps
+    /// nothing, `None` (the default) for one whose state cannot be saved
+    /// yet, which makes such a replay's checkpoint an error rather than a
+    /// silent loss.
+    fn save(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// Continues from a state [`save`](Encoder::save) gave.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError`](crate::CheckpointError) when the value is not a
+    /// state of this format.
+    fn restore(&mut self, state: serde_json::Value) -> Result<(), crate::CheckpointError> {
+        match (self.save(), state) {
+            (Some(serde_json::Value::Null), serde_json::Value::Null) => Ok(()),
+            _ => Err(crate::CheckpointError::Inconsistent("this output format's state cannot be restored".into())),
+        }
+    }
 }
 
 /// What an [`Encoder`] reads.

@@ -45,6 +45,11 @@ summary at its finish (SPEC §4)",
 pub struct RecordsEncoder;
 
 impl Encoder for RecordsEncoder {
+    /// Nothing is kept between values.
+    fn save(&self) -> Option<serde_json::Value> {
+        Some(serde_json::Value::Null)
+    }
+
     fn reads(&self) -> Reads {
         Reads::Records
     }

@@ -30,6 +30,11 @@ session",
 pub struct UiEncoder;
 
 impl Encoder for UiEncoder {
+    /// Nothing is kept between values.
+    fn save(&self) -> Option<serde_json::Value> {
+        Some(serde_json::Value::Null)
+    }
+
     fn reads(&self) -> Reads {
         Reads::UiEvents
     }

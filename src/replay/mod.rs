@@ -14,10 +14,12 @@ use crate::adapters::InputFormat;
 use crate::bad_line::BadLine;
 use crate::encoders::{Framing, OutputFormat};
 
+mod checkpoint;
 mod framing;
 mod replayer;
 mod sessions;
 
+pub use checkpoint::ReplayCheckpoint;
 pub use replayer::Replayer;
 
 /// What a replay reads and writes.

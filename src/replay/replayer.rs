@@ -14,9 +14,11 @@ use crate::handler::StreamHandler;
 use crate::model::AnomalyKind;
 use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
 
+use super::checkpoint::ReplayCheckpoint;
 use super::framing::{frame, Framed};
 use super::sessions::Sessions;
 use super::{ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
+use crate::machine::CheckpointError;
 
 /// How many leading payloads that no format recognises `--from auto` reads
 /// past before it gives up looking and reads the input as the first
@@ -207,6 +209,83 @@ impl Replayer {
     /// What writing to `out` returns; the output is then kept.
     pub fn write_output(&self, out: &mut impl Write) -> io::Result<()> {
         self.sessions.flush(out)
+    }
+
+    /// The replay's state between two pieces of input: the adapter's, the
+    /// framing's, every open session's, the counts, the clock and the
+    /// output format's. Output not taken yet is not in it: take it first.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError::Inconsistent`] when the output format keeps a
+    /// state that cannot be saved (only `records` and `ui` can be now),
+    /// or an evicted session's checkpoint cannot be read back.
+    pub fn checkpoint(&mut self) -> Result<ReplayCheckpoint, CheckpointError> {
+        let (sessions, encoder) = self.sessions.checkpoint()?;
+        let mut checkpoint = ReplayCheckpoint::new();
+        checkpoint.format = self.stats.format.map(|f| f.name().to_owned());
+        checkpoint.adapter = self.adapter.as_ref().map_or(serde_json::Value::Null, |a| a.save());
+        checkpoint.undecided.clone_from(&self.undecided);
+        checkpoint.partial.clone_from(&self.partial);
+        checkpoint.skipping = self.skipping;
+        checkpoint.event.clone_from(&self.event);
+        checkpoint.event_line = self.event_line;
+        checkpoint.event_oversized = self.event_oversized;
+        checkpoint.lines = self.stats.lines;
+        checkpoint.bad_lines = self.stats.bad_lines;
+        checkpoint.bytes = self.stats.bytes;
+        checkpoint.payloads = self.stats.payloads;
+        checkpoint.bad_lines_look_like = self.stats.bad_lines_look_like.map(|f| f.name().to_owned());
+        checkpoint.clock = self.sessions.now_ms();
+        checkpoint.sessions = sessions;
+        checkpoint.encoder = encoder;
+        Ok(checkpoint)
+    }
+
+    /// Continues from a checkpoint, on a replay that has read nothing yet
+    /// (made with the same options as the one checkpointed).
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError`] when the checkpoint does not fit this replay
+    /// (another input format than its options say, an unknown format, a
+    /// replay that read input already) or a part of it is corrupt. After
+    /// an error, discard this replay and start another.
+    pub fn restore(&mut self, checkpoint: ReplayCheckpoint) -> Result<(), CheckpointError> {
+        if self.stats.lines > 0 || self.stats.bytes > 0 {
+            return Err(CheckpointError::Inconsistent("a checkpoint restored into a replay that read input".into()));
+        }
+        let format = ReplayCheckpoint::format_named(checkpoint.format.as_deref())?;
+        if let (Some(asked), Some(saved)) = (self.stats.format, format) {
+            if !std::ptr::eq(asked, saved) {
+                let detail = format!("a replay of {} restored from one of {}", asked.name(), saved.name());
+                return Err(CheckpointError::Inconsistent(detail));
+            }
+        }
+        let mut adapter = format.or(self.stats.format).map(InputFormat::adapter);
+        if let Some(adapter) = adapter.as_mut() {
+            adapter.restore(checkpoint.adapter)?;
+        }
+        let look_like = ReplayCheckpoint::format_named(checkpoint.bad_lines_look_like.as_deref())?;
+        self.sessions.restore(checkpoint.sessions, checkpoint.encoder)?;
+        self.adapter = adapter;
+        self.undecided = checkpoint.undecided;
+        self.partial = checkpoint.partial;
+        self.skipping = checkpoint.skipping;
+        self.event = checkpoint.event;
+        self.event_line = checkpoint.event_line;
+        self.event_oversized = checkpoint.event_oversized;
+        self.sessions.set_clock(checkpoint.clock);
+        self.stats = ReplayStats {
+            lines: checkpoint.lines,
+            bad_lines: checkpoint.bad_lines,
+            bytes: checkpoint.bytes,
+            payloads: checkpoint.payloads,
+            format: format.or(self.stats.format),
+            bad_lines_look_like: look_like,
+            ..ReplayStats::default()
+        };
+        Ok(())
     }
 
     /// What was read so far.

@@ -14,9 +14,11 @@ use crate::builder::RoundBuilder;
 use crate::call::Call;
 use crate::clock::{Clock, ManualClock};
 use crate::encoders::{Encoder, Frames, Framing, Reads};
+use crate::machine::{Checkpoint, CheckpointError};
 use crate::model::FinishReason;
 use crate::router::{CheckpointStore, Router};
 use crate::ui::UiFlow;
+use serde_json::Value;
 
 /// The encoder and the bytes it framed, shared by every builder's callbacks.
 struct Encoding {
@@ -54,6 +56,27 @@ impl Sessions {
             router = router.evict_beyond_boxed(keep, store);
         }
         Sessions { clock, router, encoding }
+    }
+
+    /// The replay's clock.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// Every session's checkpoint and the encoder's state
+    /// ([`Replayer::checkpoint`](super::Replayer::checkpoint)).
+    pub(crate) fn checkpoint(&mut self) -> Result<(Vec<Checkpoint>, Value), CheckpointError> {
+        let encoder = self.encoding.lock().encoder.save().ok_or_else(|| {
+            CheckpointError::Inconsistent("this output format keeps a state that cannot be saved yet".into())
+        })?;
+        Ok((self.router.checkpoint_sessions()?, encoder))
+    }
+
+    /// Restores what [`checkpoint`](Self::checkpoint) gave, into sessions
+    /// that have none yet.
+    pub(crate) fn restore(&mut self, sessions: Vec<Checkpoint>, encoder: Value) -> Result<(), CheckpointError> {
+        self.encoding.lock().encoder.restore(encoder)?;
+        self.router.restore_sessions(sessions)
     }
 
     /// Moves the replay's clock.

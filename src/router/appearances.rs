@@ -42,6 +42,11 @@ impl Appearances {
         self.live
     }
 
+    /// The sessions not gone, in order of first appearance.
+    pub(super) fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
+        self.entries[self.first..].iter().filter_map(|&entry| self.name(entry))
+    }
+
     fn name(&self, entry: Entry) -> Option<Option<&str>> {
         match entry {
             Entry::Unnamed => Some(None),

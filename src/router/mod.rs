@@ -45,7 +45,7 @@ use crate::adapters::CallSink;
 use crate::builder::RoundBuilder;
 use crate::call::Call;
 use crate::handler::StreamHandler;
-use crate::machine::Checkpoint;
+use crate::machine::{Checkpoint, CheckpointError};
 use crate::model::{AnomalyKind, FinishReason};
 
 /// Makes the builder of a session (with its sink, UI handler and clock):
@@ -232,6 +232,56 @@ impl Router {
         if self.last == Some(at) {
             self.last = None;
         }
+    }
+
+    /// The checkpoint of every session not closed, in order of first
+    /// appearance (evicted ones read from the store, and left there): with
+    /// [`restore_sessions`](Self::restore_sessions), the router's whole
+    /// state. A session whose evicted checkpoint cannot be read is an error.
+    pub(crate) fn checkpoint_sessions(&mut self) -> Result<Vec<Checkpoint>, CheckpointError> {
+        let names: Vec<Option<String>> = self.order.iter().map(|name| name.map(str::to_owned)).collect();
+        let mut checkpoints = Vec::with_capacity(names.len());
+        for name in names {
+            let open = match name.as_deref() {
+                None => self.unnamed.as_ref(),
+                Some(name) => self.by_name.get(name).and_then(|&at| self.slots[at].as_ref()).map(|open| &open.builder),
+            };
+            if let Some(builder) = open {
+                checkpoints.push(builder.checkpoint());
+                continue;
+            }
+            let (Some(name), Some(eviction)) = (name.as_deref(), self.eviction.as_mut()) else {
+                return Err(CheckpointError::Inconsistent("a session is neither open nor evicted".into()));
+            };
+            let bytes = eviction
+                .store
+                .take(name)
+                .map_err(|e| CheckpointError::Inconsistent(format!("session {name:?}: {e}")))?
+                .ok_or_else(|| CheckpointError::Inconsistent(format!("session {name:?} is not in the store")))?;
+            let checkpoint = Checkpoint::from_json(&bytes);
+            // Left where it was: taking a checkpoint changes nothing.
+            let saved = eviction.store.save(name, &bytes);
+            checkpoints.push(checkpoint?);
+            saved.map_err(|e| CheckpointError::Inconsistent(format!("session {name:?}: {e}")))?;
+        }
+        Ok(checkpoints)
+    }
+
+    /// Opens a session from each checkpoint, in order, on a router that has
+    /// none yet ([`checkpoint_sessions`](Self::checkpoint_sessions)).
+    pub(crate) fn restore_sessions(&mut self, checkpoints: Vec<Checkpoint>) -> Result<(), CheckpointError> {
+        if self.order.len() > 0 {
+            return Err(CheckpointError::Inconsistent("sessions restored into a router that has some".into()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for checkpoint in checkpoints {
+            let name = checkpoint.session().map(str::to_owned);
+            if !seen.insert(name.clone()) {
+                return Err(CheckpointError::Inconsistent(format!("session {name:?} twice")));
+            }
+            self.builder(name.as_deref()).restore(checkpoint)?;
+        }
+        Ok(())
     }
 
     /// Finishes a session's run if it is running, and forgets the session

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use roundup::encoders::OutputFormat;
-use roundup::{ReplayOptions, Replayer};
+use roundup::{CheckpointError, ReplayCheckpoint, ReplayOptions, Replayer};
 use roundup_testkit::{repo_root, vectors};
 
 /// Every recorded input of the repository: the fixtures of each format and
@@ -111,6 +111,82 @@ fn a_payload_over_the_limit_is_reported_not_held() {
     assert_eq!((replayer.stats().lines, replayer.stats().bad_lines), (2, 1));
 }
 
+/// A replay moved to another process between every two payloads (its
+/// checkpoint saved as JSON, restored into a new replay), as a worker that
+/// loses and regains a partition after every event would run it.
+fn moved_after_every_payload(input: &[u8], options: &ReplayOptions) -> Vec<u8> {
+    let mut replayer = Replayer::new(options).unwrap();
+    let mut out = Vec::new();
+    for line in input.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)) {
+        replayer.feed_payload(line, &mut ());
+        replayer.take_output(&mut out);
+        let saved = replayer.checkpoint().unwrap().to_json();
+        replayer = Replayer::new(options).unwrap();
+        replayer.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
+    }
+    replayer.end_input(&mut ());
+    while replayer.finish_next() {}
+    replayer.take_output(&mut out);
+    out
+}
+
+#[test]
+fn a_replay_moved_between_every_two_payloads_writes_what_the_whole_one_does() {
+    for (name, input) in inputs().into_iter().filter(|(name, _)| !name.ends_with(".sse")) {
+        for to in ["records", "ui"] {
+            let options = ReplayOptions::new().to(OutputFormat::named(to).unwrap());
+            let mut whole_payloads = Replayer::new(&options).unwrap();
+            for line in input.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)) {
+                whole_payloads.feed_payload(line, &mut ());
+            }
+            whole_payloads.end_input(&mut ());
+            while whole_payloads.finish_next() {}
+            let mut expected = Vec::new();
+            whole_payloads.take_output(&mut expected);
+            assert_eq!(
+                String::from_utf8(moved_after_every_payload(&input, &options)).unwrap(),
+                String::from_utf8(expected).unwrap(),
+                "{name} --emit {to}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_checkpoint_of_an_output_format_with_state_is_refused_not_lossy() {
+    let options = ReplayOptions::new().to(OutputFormat::named("agui").unwrap());
+    let mut replayer = Replayer::new(&options).unwrap();
+    replayer.feed(b"{\"op\":\"message\",\"text\":\"Hi\"}\n", &mut ());
+    let error = replayer.checkpoint().unwrap_err();
+    assert!(matches!(error, CheckpointError::Inconsistent(_)), "{error}");
+    assert!(error.to_string().contains("cannot be saved"), "{error}");
+}
+
+#[test]
+fn a_checkpoint_that_does_not_fit_is_a_clear_error() {
+    let mut acp =
+        Replayer::new(&ReplayOptions::new().from(roundup::adapters::InputFormat::named("acp").unwrap())).unwrap();
+    let mut ops = Replayer::new(&ReplayOptions::new()).unwrap();
+    ops.feed(b"{\"op\":\"message\",\"text\":\"Hi\"}\n", &mut ());
+    let error = acp.restore(ops.checkpoint().unwrap()).unwrap_err();
+    assert_eq!(error.to_string(), "the checkpoint is inconsistent: a replay of acp restored from one of ops");
+    // Into a replay that has read input already.
+    let saved = ops.checkpoint().unwrap();
+    let error = ops.restore(saved).unwrap_err();
+    assert!(error.to_string().contains("a replay that read input"), "{error}");
+    // A corrupt adapter state.
+    let mut checkpoint =
+        serde_json::to_value(Replayer::new(&ReplayOptions::new()).unwrap().checkpoint().unwrap()).unwrap();
+    checkpoint["format"] = "openai-chat".into();
+    checkpoint["adapter"] = serde_json::json!({"completion": 5});
+    let bytes = serde_json::to_vec(&checkpoint).unwrap();
+    let error = Replayer::new(&ReplayOptions::new())
+        .unwrap()
+        .restore(ReplayCheckpoint::from_json(&bytes).unwrap())
+        .unwrap_err();
+    assert!(matches!(error, CheckpointError::Corrupt(_)), "{error}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
     #[test]
@@ -127,5 +203,28 @@ proptest! {
             ReplayOptions::new()
         };
         prop_assert_eq!(in_pieces(input, &cuts, &options), whole(input, &options), "{}", name);
+    }
+
+    #[test]
+    fn a_replay_checkpointed_at_any_byte_continues_exactly(
+        which in any::<prop::sample::Index>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let inputs = inputs();
+        let (name, input) = &inputs[which.index(inputs.len())];
+        let options = ReplayOptions::new();
+        let cut = cut.index(input.len() + 1);
+        let mut first = Replayer::new(&options).unwrap();
+        first.feed(&input[..cut], &mut ());
+        let mut out = Vec::new();
+        first.take_output(&mut out);
+        let saved = first.checkpoint().unwrap().to_json();
+        let mut second = Replayer::new(&options).unwrap();
+        second.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
+        second.feed(&input[cut..], &mut ());
+        second.end_input(&mut ());
+        while second.finish_next() {}
+        second.take_output(&mut out);
+        prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(whole(input, &options)).unwrap(), "{} cut at {}", name, cut);
     }
 }

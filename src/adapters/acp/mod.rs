@@ -35,6 +35,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -91,7 +92,7 @@ subagents are sessions of their own",
 /// let call = &builder.rounds()[0].tool_calls[0];
 /// assert_eq!((call.arguments.as_str(), call.result.content()), (r#"{"path":"."}"#, Some("a.txt")));
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct AcpAdapter {
     /// The client's requests awaiting a response, by id as sent.
     client_requests: HashMap<Box<str>, ClientRequest>,
@@ -108,7 +109,7 @@ pub struct AcpAdapter {
 }
 
 /// A request of the client that the adapter answers for.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 enum ClientRequest {
     Initialize,
     /// `session/prompt` or `session/load`: its response ends the run.
@@ -118,12 +119,12 @@ enum ClientRequest {
 
 /// A request of the agent (`session/request_permission`, `fs/*`,
 /// `terminal/*`); a permission names the tool call it asks about.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct AgentRequest {
     permission_for: Option<(Box<str>, Box<str>)>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct SessionState {
     /// The session whose subagent this one is.
     parent: Option<Box<str>>,
@@ -140,7 +141,7 @@ struct SessionState {
     agent_content: bool,
     /// Text gathered for run-metadata keys (the prompt), sent whole when
     /// the run ends, so that n chunks cost n and not n².
-    gathering: Vec<(&'static str, String)>,
+    gathering: Vec<(Cow<'static, str>, String)>,
     /// The run's context compactions, each its latest update with its
     /// summary text whole, sent when the run ends.
     compactions: Vec<Map<String, Value>>,
@@ -151,7 +152,7 @@ struct SessionState {
 }
 
 /// What the adapter knows of one tool call of a current run.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct CallState {
     /// The session it was declared in.
     session: Box<str>,
@@ -164,7 +165,7 @@ struct CallState {
     done: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 enum OutputFrom {
     /// `rawOutput`: a stand-in until real output comes, which replaces it.
     RawOutput,
@@ -172,7 +173,7 @@ enum OutputFrom {
     Terminal,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct TaskOf {
     /// The root session of the call's session, whose run end forgets it.
     root: Box<str>,
@@ -202,6 +203,8 @@ fn reason_of_state(state: &str) -> FinishReason {
 }
 
 impl Adapter for AcpAdapter {
+    state_is_self!();
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         if payload.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             return self.batch(payload, calls);
@@ -684,7 +687,7 @@ impl AcpAdapter {
         let gathering = &mut self.sessions.entry(session.into()).or_default().gathering;
         match gathering.iter_mut().find(|(k, _)| *k == key) {
             Some((_, gathered)) => gathered.push_str(text),
-            None => gathering.push((key, text.to_owned())),
+            None => gathering.push((Cow::Borrowed(key), text.to_owned())),
         }
     }
 
@@ -693,7 +696,7 @@ impl AcpAdapter {
     fn flush(&mut self, session: &str, calls: &mut dyn CallSink) {
         let Some(state) = self.sessions.get_mut(session) else { return };
         let mut meta: Meta =
-            state.gathering.drain(..).map(|(key, text)| (key.to_owned(), Value::String(text))).collect();
+            state.gathering.drain(..).map(|(key, text)| (key.into_owned(), Value::String(text))).collect();
         if !state.compactions.is_empty() {
             let compactions = state.compactions.drain(..).map(Value::Object).collect();
             meta.insert("acp_compactions".into(), Value::Array(compactions));
