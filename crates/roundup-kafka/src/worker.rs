@@ -1,0 +1,379 @@
+//! The worker: a consumer-group member whose every batch is one Kafka
+//! transaction.
+//!
+//! Each batch commits together, or not at all:
+//! - the output lines it made (key: the session);
+//! - the checkpoints of the sessions it touched (the checkpoint topic,
+//!   compacted, keyed by session, written to the partition of the same
+//!   number as the input's, so that a partition's state is one partition
+//!   to read back);
+//! - the input offsets after it (`send_offsets_to_transaction`, which
+//!   also fences a worker that lost its partitions).
+//!
+//! A worker that takes a partition over reads its committed offsets
+//! (waiting for a dead worker's open transaction to be aborted), then the
+//! partition's checkpoints, and reads on from there. Nothing committed is
+//! lost and nothing is output twice.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{ClientContext, Offset, TopicPartitionList};
+use roundup::adapters::InputFormat;
+use roundup::ReplayOptions;
+
+use crate::error::WorkerError;
+use crate::partition::Partition;
+use crate::{restore, topics};
+
+/// How long a transaction's calls may take before the batch is aborted.
+const TXN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a worker reads and writes.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `bootstrap.servers`.
+    pub brokers: String,
+    /// The consumer group the workers share.
+    pub group: String,
+    /// Native events, one per record, key = session.
+    pub input: String,
+    /// SPEC §4 lines, key = session.
+    pub output: String,
+    /// Checkpoints, key = session: `{input}.roundup-checkpoints` by default.
+    pub checkpoints: String,
+    /// The input format; `None` detects it per session.
+    pub from: Option<&'static InputFormat>,
+    /// This worker's transactional id: unique among live workers.
+    pub transactional_id: String,
+    /// At most this many records per transaction.
+    pub batch_records: usize,
+    /// A transaction gathers records for at most this long.
+    pub batch_time: Duration,
+    /// Says on stderr when each transaction begins and commits.
+    pub trace: bool,
+}
+
+/// Counts of a worker's run.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stats {
+    /// Input records applied in committed transactions.
+    pub events: u64,
+    /// Output lines committed.
+    pub lines: u64,
+    /// Checkpoint records committed.
+    pub checkpoints: u64,
+    /// Transactions committed.
+    pub committed: u64,
+    /// Transactions aborted (and their batches read again).
+    pub aborted: u64,
+}
+
+/// Partition changes the rebalance callbacks saw, for the loop to apply.
+#[derive(Default)]
+struct Changes {
+    assigned: BTreeSet<i32>,
+    revoked: BTreeSet<i32>,
+}
+
+struct Context {
+    input: String,
+    changes: Mutex<Changes>,
+}
+
+impl ClientContext for Context {}
+
+impl ConsumerContext for Context {
+    fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Revoke(list) = rebalance {
+            let mut changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+            for element in list.elements_for_topic(&self.input) {
+                changes.revoked.insert(element.partition());
+                changes.assigned.remove(&element.partition());
+            }
+        }
+    }
+
+    fn post_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Assign(list) = rebalance {
+            let mut changes = self.changes.lock().unwrap_or_else(|e| e.into_inner());
+            for element in list.elements_for_topic(&self.input) {
+                changes.assigned.insert(element.partition());
+            }
+        }
+    }
+}
+
+/// Why a batch's transaction was aborted.
+#[derive(Debug)]
+enum Abort {
+    Kafka(KafkaError),
+    /// A record of a partition the worker has no state for.
+    Unassigned(i32),
+    /// The consumer is in no group (it has not joined yet).
+    NoGroup,
+}
+
+impl std::fmt::Display for Abort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Abort::Kafka(error) => write!(f, "{error}"),
+            Abort::Unassigned(partition) => {
+                write!(f, "a record of partition {partition}, which this worker has no state for")
+            }
+            Abort::NoGroup => f.write_str("the consumer is in no group"),
+        }
+    }
+}
+
+/// One input record, owned: a batch outlives the poll that read it.
+struct Event {
+    partition: i32,
+    offset: i64,
+    session: String,
+    payload: Option<Vec<u8>>,
+}
+
+/// A running worker.
+pub struct Worker {
+    config: Config,
+    consumer: BaseConsumer<Context>,
+    producer: BaseProducer,
+    partitions: HashMap<i32, Partition>,
+    stats: Stats,
+}
+
+impl Worker {
+    /// Connects, joins the group, and makes the checkpoint topic if it is
+    /// missing (compacted, partitioned as the input).
+    pub fn new(config: Config) -> Result<Worker, WorkerError> {
+        let context = Context { input: config.input.clone(), changes: Mutex::new(Changes::default()) };
+        let consumer: BaseConsumer<Context> = ClientConfig::new()
+            .set("bootstrap.servers", &config.brokers)
+            .set("group.id", &config.group)
+            .set("enable.auto.commit", "false")
+            .set("enable.auto.offset.store", "false")
+            .set("isolation.level", "read_committed")
+            .set("auto.offset.reset", "earliest")
+            // A killed member leaves the group after 6 s (the broker's minimum).
+            .set("session.timeout.ms", "6000")
+            .set("heartbeat.interval.ms", "1000")
+            .create_with_context(context)
+            .map_err(WorkerError::kafka("connect to", &config.brokers))?;
+        let Some(partitions) = topics::partitions(&consumer, &config.input)? else {
+            return Err(WorkerError::Setup(format!("the input topic {} does not exist", config.input)));
+        };
+        match topics::partitions(&consumer, &config.checkpoints)? {
+            None => topics::create(&config.brokers, &config.checkpoints, partitions, true)?,
+            Some(n) if n != partitions => {
+                return Err(WorkerError::Setup(format!(
+                    "the checkpoint topic {} has {n} partitions and the input {} has {partitions}: they must match",
+                    config.checkpoints, config.input
+                )));
+            }
+            Some(_) => {}
+        }
+        if topics::partitions(&consumer, &config.output)?.is_none() {
+            topics::create(&config.brokers, &config.output, partitions, false)?;
+        }
+        let producer = new_producer(&config)?;
+        consumer.subscribe(&[&config.input]).map_err(WorkerError::kafka("subscribe to", &config.input))?;
+        Ok(Worker { config, consumer, producer, partitions: HashMap::new(), stats: Stats::default() })
+    }
+
+    /// Runs until `stop` is set; the last batch is committed first.
+    pub fn run(&mut self, stop: &AtomicBool) -> Result<Stats, WorkerError> {
+        while !stop.load(Ordering::Relaxed) {
+            let batch = self.gather()?;
+            if batch.is_empty() {
+                continue;
+            }
+            match self.transaction(&batch).map_err(Abort::Kafka).and_then(|r| r) {
+                Ok(()) => self.stats.committed += 1,
+                Err(error) => {
+                    eprintln!("roundup-kafka: batch aborted, reading again from the committed state: {error}");
+                    self.stats.aborted += 1;
+                    self.recover(&error)?;
+                }
+            }
+        }
+        Ok(self.stats.clone())
+    }
+
+    /// Reads up to a batch of records, applying partition changes as they
+    /// come: records of a partition revoked meanwhile are dropped (its new
+    /// owner reads them from the committed offset).
+    fn gather(&mut self) -> Result<Vec<Event>, WorkerError> {
+        let mut batch = Vec::new();
+        let deadline = Instant::now() + self.config.batch_time;
+        while batch.len() < self.config.batch_records {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.consumer.poll(left) {
+                None => break,
+                Some(Err(KafkaError::PartitionEOF(_))) => {}
+                Some(Err(error)) => eprintln!("roundup-kafka: {error}"),
+                Some(Ok(message)) => batch.push(Event {
+                    partition: message.partition(),
+                    offset: message.offset(),
+                    session: String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned(),
+                    payload: message.payload().map(<[u8]>::to_vec),
+                }),
+            }
+            self.apply_changes(&mut batch)?;
+        }
+        self.apply_changes(&mut batch)?;
+        Ok(batch)
+    }
+
+    fn apply_changes(&mut self, batch: &mut Vec<Event>) -> Result<(), WorkerError> {
+        let changes = std::mem::take(&mut *self.consumer.context().changes.lock().unwrap_or_else(|e| e.into_inner()));
+        if !changes.revoked.is_empty() {
+            batch.retain(|event| !changes.revoked.contains(&event.partition));
+            for partition in &changes.revoked {
+                self.partitions.remove(partition);
+            }
+        }
+        for partition in changes.assigned {
+            self.restore(partition)?;
+        }
+        Ok(())
+    }
+
+    /// Takes a partition: its committed offset first (which waits for a
+    /// dead owner's open transaction to end), then its checkpoints.
+    fn restore(&mut self, partition: i32) -> Result<(), WorkerError> {
+        let mut list = TopicPartitionList::new();
+        list.add_partition(&self.config.input, partition);
+        let committed = self
+            .consumer
+            .committed_offsets(list, Duration::from_secs(60))
+            .map_err(WorkerError::kafka("read the committed offsets of", &self.config.input))?;
+        let mut state = Partition::new(self.replay_options());
+        restore::read(&self.config.brokers, &self.config.checkpoints, partition, &mut state)?;
+        self.partitions.insert(partition, state);
+        // Read on from the committed offset, whatever was fetched before.
+        if let Some(Offset::Offset(offset)) =
+            committed.find_partition(&self.config.input, partition).map(|e| e.offset())
+        {
+            let _ = self.consumer.seek(&self.config.input, partition, Offset::Offset(offset), Duration::from_secs(10));
+        }
+        Ok(())
+    }
+
+    fn replay_options(&self) -> ReplayOptions {
+        match self.config.from {
+            Some(format) => ReplayOptions::new().from(format),
+            None => ReplayOptions::new(),
+        }
+    }
+
+    /// One batch as one transaction.
+    fn transaction(&mut self, batch: &[Event]) -> Result<Result<(), Abort>, KafkaError> {
+        self.producer.begin_transaction()?;
+        let number = self.stats.committed + self.stats.aborted + 1;
+        if self.config.trace {
+            eprintln!("roundup-kafka: transaction {number} begins ({} records)", batch.len());
+        }
+        let mut next: BTreeMap<i32, i64> = BTreeMap::new();
+        let mut lines = 0;
+        for event in batch {
+            let Some(partition) = self.partitions.get_mut(&event.partition) else {
+                return Ok(Err(Abort::Unassigned(event.partition)));
+            };
+            let made = partition.event(&event.session, event.payload.as_deref());
+            for line in &made.lines {
+                send(&self.producer, BaseRecord::to(&self.config.output).key(&event.session).payload(line))?;
+            }
+            lines += made.lines.len() as u64;
+            next.insert(event.partition, event.offset + 1);
+        }
+        let mut checkpoints = 0;
+        for (&number, partition) in &mut self.partitions {
+            for (session, checkpoint) in partition.take_checkpoints() {
+                let record =
+                    BaseRecord::<String, Vec<u8>>::to(&self.config.checkpoints).key(&session).partition(number);
+                let record = match &checkpoint {
+                    Some(bytes) => record.payload(bytes),
+                    None => record,
+                };
+                send(&self.producer, record)?;
+                checkpoints += 1;
+            }
+        }
+        let mut offsets = TopicPartitionList::new();
+        for (partition, offset) in next {
+            offsets.add_partition_offset(&self.config.input, partition, Offset::Offset(offset))?;
+        }
+        let Some(group) = self.consumer.group_metadata() else {
+            return Ok(Err(Abort::NoGroup));
+        };
+        self.producer.send_offsets_to_transaction(&offsets, &group, TXN_TIMEOUT)?;
+        self.producer.commit_transaction(TXN_TIMEOUT)?;
+        if self.config.trace {
+            eprintln!("roundup-kafka: transaction {number} committed");
+        }
+        self.stats.events += batch.len() as u64;
+        self.stats.lines += lines;
+        self.stats.checkpoints += checkpoints;
+        Ok(Ok(()))
+    }
+
+    /// After a failed transaction: abort it (or, when the producer cannot
+    /// go on, make a new one), then take every assigned partition again from
+    /// its committed state.
+    fn recover(&mut self, error: &Abort) -> Result<(), WorkerError> {
+        let fatal = matches!(error, Abort::Kafka(KafkaError::Transaction(e)) if e.is_fatal());
+        if fatal || self.producer.abort_transaction(TXN_TIMEOUT).is_err() {
+            self.producer = new_producer(&self.config)?;
+        }
+        let assigned: Vec<i32> = self.partitions.keys().copied().collect();
+        self.partitions.clear();
+        for partition in assigned {
+            self.restore(partition)?;
+        }
+        Ok(())
+    }
+}
+
+fn new_producer(config: &Config) -> Result<BaseProducer, WorkerError> {
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", &config.brokers)
+        .set("transactional.id", &config.transactional_id)
+        // A killed worker's open transaction is aborted after this.
+        .set("transaction.timeout.ms", "10000")
+        .set("enable.idempotence", "true")
+        .set("linger.ms", "5")
+        .create()
+        .map_err(WorkerError::kafka("connect to", &config.brokers))?;
+    producer
+        .init_transactions(Duration::from_secs(60))
+        .map_err(WorkerError::kafka("begin the transactions of", &config.transactional_id))?;
+    Ok(producer)
+}
+
+/// Sends a record, waiting for room in the producer's queue.
+fn send<K: rdkafka::message::ToBytes + ?Sized, P: rdkafka::message::ToBytes + ?Sized>(
+    producer: &BaseProducer,
+    mut record: BaseRecord<'_, K, P>,
+) -> Result<(), KafkaError> {
+    loop {
+        match producer.send(record) {
+            Ok(()) => return Ok(()),
+            Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                producer.poll(Duration::from_millis(50));
+                record = back;
+            }
+            Err((error, _)) => return Err(error),
+        }
+    }
+}
