@@ -47,7 +47,9 @@ Options:
 
 SIGINT or SIGTERM: the current batch is committed, then the worker leaves
 the group and exits 0. ROUNDUP_KAFKA_TRACE=1 says on stderr when each
-transaction begins and commits.",
+transaction begins and commits. ROUNDUP_KAFKA_BREAK_EXACTLY_ONCE=1 commits
+the input offsets outside the transaction, which loses or repeats output
+when a worker dies: it exists for the test that shows it, never use it.",
         formats.join(", ")
     )
 }
@@ -102,6 +104,7 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
         batch_records: number("batch", 500)?.max(1) as usize,
         batch_time: Duration::from_millis(number("batch-ms", 100)?),
         trace: std::env::var_os("ROUNDUP_KAFKA_TRACE").is_some(),
+        offsets_outside_transaction: std::env::var_os("ROUNDUP_KAFKA_BREAK_EXACTLY_ONCE").is_some(),
         group,
         input,
         output,

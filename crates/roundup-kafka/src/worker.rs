@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
@@ -59,6 +59,10 @@ pub struct Config {
     pub batch_time: Duration,
     /// Says on stderr when each transaction begins and commits.
     pub trace: bool,
+    /// **Broken on purpose**: commits the input offsets with the consumer,
+    /// outside the transaction, as a worker without exactly-once would. The
+    /// tests run it to show that their check catches what this loses.
+    pub offsets_outside_transaction: bool,
 }
 
 /// Counts of a worker's run.
@@ -281,10 +285,20 @@ impl Worker {
     fn transaction(&mut self, batch: &[Event]) -> Result<Result<(), Abort>, KafkaError> {
         self.producer.begin_transaction()?;
         let number = self.stats.committed + self.stats.aborted + 1;
+        let mut offsets = TopicPartitionList::new();
+        let mut next: BTreeMap<i32, i64> = BTreeMap::new();
+        for event in batch {
+            next.insert(event.partition, event.offset + 1);
+        }
+        for (&partition, &offset) in &next {
+            offsets.add_partition_offset(&self.config.input, partition, Offset::Offset(offset))?;
+        }
+        if self.config.offsets_outside_transaction {
+            self.consumer.commit(&offsets, CommitMode::Sync)?;
+        }
         if self.config.trace {
             eprintln!("roundup-kafka: transaction {number} begins ({} records)", batch.len());
         }
-        let mut next: BTreeMap<i32, i64> = BTreeMap::new();
         let mut lines = 0;
         for event in batch {
             let Some(partition) = self.partitions.get_mut(&event.partition) else {
@@ -295,7 +309,6 @@ impl Worker {
                 send(&self.producer, BaseRecord::to(&self.config.output).key(&event.session).payload(line))?;
             }
             lines += made.lines.len() as u64;
-            next.insert(event.partition, event.offset + 1);
         }
         let mut checkpoints = 0;
         for (&number, partition) in &mut self.partitions {
@@ -310,14 +323,12 @@ impl Worker {
                 checkpoints += 1;
             }
         }
-        let mut offsets = TopicPartitionList::new();
-        for (partition, offset) in next {
-            offsets.add_partition_offset(&self.config.input, partition, Offset::Offset(offset))?;
+        if !self.config.offsets_outside_transaction {
+            let Some(group) = self.consumer.group_metadata() else {
+                return Ok(Err(Abort::NoGroup));
+            };
+            self.producer.send_offsets_to_transaction(&offsets, &group, TXN_TIMEOUT)?;
         }
-        let Some(group) = self.consumer.group_metadata() else {
-            return Ok(Err(Abort::NoGroup));
-        };
-        self.producer.send_offsets_to_transaction(&offsets, &group, TXN_TIMEOUT)?;
         self.producer.commit_transaction(TXN_TIMEOUT)?;
         if self.config.trace {
             eprintln!("roundup-kafka: transaction {number} committed");

@@ -174,10 +174,11 @@ struct Worker {
 }
 
 impl Worker {
-    fn start(name: &str, input: &str, output: &str, group: &str) -> Worker {
+    fn start(name: &str, input: &str, output: &str, group: &str, broken: bool) -> Worker {
         let log = std::env::temp_dir().join(format!("{}.log", unique(name)));
         let child = Command::new(env!("CARGO_BIN_EXE_roundup-kafka"))
             .env("ROUNDUP_KAFKA_TRACE", "1")
+            .envs(broken.then_some(("ROUNDUP_KAFKA_BREAK_EXACTLY_ONCE", "1")))
             .args(["--brokers", &brokers(), "--input", input, "--output", output, "--group", group])
             .args(["--id", &unique(name), "--batch-ms", "50"])
             .stdout(Stdio::null())
@@ -247,11 +248,12 @@ fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap<Str
                 quiet_since = None;
             }
             Some(Err(KafkaError::PartitionEOF(_))) | None => {
-                if count >= lines {
-                    let since = *quiet_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() > Duration::from_secs(5) {
-                        break;
-                    }
+                // Enough lines and 5 s with no more (a repeat would come
+                // late), or 30 s with none at all (some were lost).
+                let since = *quiet_since.get_or_insert_with(Instant::now);
+                let quiet = since.elapsed();
+                if (count >= lines && quiet > Duration::from_secs(5)) || quiet > Duration::from_secs(30) {
+                    break;
                 }
             }
             Some(Err(error)) => panic!("reading the output: {error}"),
@@ -260,14 +262,30 @@ fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap<Str
     out
 }
 
-fn assert_exactly_once(actual: &BTreeMap<String, Vec<String>>, expected: &BTreeMap<String, Vec<String>>) {
-    let wanted: usize = expected.values().map(Vec::len).sum();
-    let got: usize = actual.values().map(Vec::len).sum();
-    for (session, lines) in expected {
-        let have = actual.get(session).map(Vec::as_slice).unwrap_or_default();
-        assert_eq!(have, lines.as_slice(), "session {session}: the committed output differs from roundup replay");
+/// The committed output equals `roundup replay`'s, session by session;
+/// else what differs first.
+fn exactly_once(
+    actual: &BTreeMap<String, Vec<String>>,
+    expected: &BTreeMap<String, Vec<String>>,
+) -> Result<(), String> {
+    let differing: Vec<&String> =
+        expected.keys().filter(|session| actual.get(*session) != expected.get(*session)).collect();
+    if let Some(session) = differing.first() {
+        let have = actual.get(*session).map(Vec::len).unwrap_or(0);
+        let wanted = expected[*session].len();
+        let how =
+            if have == wanted { "other lines".to_owned() } else { format!("{have} lines where {wanted} are expected") };
+        return Err(format!(
+            "{} of {} sessions differ from roundup replay; the first, {session}, has {how}",
+            differing.len(),
+            expected.len()
+        ));
     }
-    assert_eq!(got, wanted, "no line is missing or repeated, no session is extra");
+    let extra: Vec<&String> = actual.keys().filter(|session| !expected.contains_key(*session)).collect();
+    if !extra.is_empty() {
+        return Err(format!("output for sessions never sent: {extra:?}"));
+    }
+    Ok(())
 }
 
 struct Scenario {
@@ -289,7 +307,12 @@ impl Scenario {
     }
 
     fn worker(&self, name: &str) -> Worker {
-        Worker::start(name, &self.input, &self.output, &self.group)
+        Worker::start(name, &self.input, &self.output, &self.group, false)
+    }
+
+    /// A worker that commits its offsets outside its transactions.
+    fn broken_worker(&self, name: &str) -> Worker {
+        Worker::start(name, &self.input, &self.output, &self.group, true)
     }
 
     fn produce_in_background(&self, over: Duration) -> thread::JoinHandle<()> {
@@ -298,9 +321,15 @@ impl Scenario {
     }
 
     fn check(&self) {
+        if let Err(difference) = self.exactly_once() {
+            panic!("{difference}");
+        }
+    }
+
+    fn exactly_once(&self) -> Result<(), String> {
         let lines = self.expected.values().map(Vec::len).sum();
         let actual = committed_output(&self.output, lines, Duration::from_secs(180));
-        assert_exactly_once(&actual, &self.expected);
+        exactly_once(&actual, &self.expected)
     }
 }
 
@@ -319,6 +348,24 @@ fn a_worker_killed_mid_stream_loses_nothing_and_repeats_nothing() {
     scenario.check();
     let log = b.stop();
     assert!(log.contains("stopped:"), "{log}");
+}
+
+/// The same crash with offsets committed outside the transaction: the check
+/// above must see the output lost or repeated, or it proves nothing.
+#[test]
+fn offsets_committed_outside_the_transaction_are_caught_losing_output() {
+    let _one = BROKER.lock().unwrap_or_else(|e| e.into_inner());
+    let scenario = Scenario::new("broken");
+    let a = scenario.broken_worker("a");
+    let b = scenario.broken_worker("b");
+    let producing = scenario.produce_in_background(Duration::from_secs(12));
+    thread::sleep(Duration::from_secs(6));
+    a.kill_in_transaction();
+    producing.join().unwrap();
+    let difference =
+        scenario.exactly_once().expect_err("a worker that commits offsets outside its transaction loses output");
+    eprintln!("the broken variant, as expected: {difference}");
+    b.stop();
 }
 
 #[test]
