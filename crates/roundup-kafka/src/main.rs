@@ -136,8 +136,8 @@ fn main() -> ExitCode {
     match result {
         Ok(stats) => {
             eprintln!(
-                "roundup-kafka: stopped: {} events, {} lines, {} checkpoints, {} transactions ({} aborted)",
-                stats.events, stats.lines, stats.checkpoints, stats.committed, stats.aborted
+                "roundup-kafka: stopped: {} events, {} lines, {} checkpoints ({} bytes), {} transactions ({} aborted)",
+                stats.events, stats.lines, stats.checkpoints, stats.checkpoint_bytes, stats.committed, stats.aborted
             );
             ExitCode::SUCCESS
         }

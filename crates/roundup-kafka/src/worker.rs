@@ -72,8 +72,10 @@ pub struct Stats {
     pub events: u64,
     /// Output lines committed.
     pub lines: u64,
-    /// Checkpoint records committed.
+    /// Checkpoint records committed, and their bytes.
     pub checkpoints: u64,
+    /// The bytes of those checkpoints.
+    pub checkpoint_bytes: u64,
     /// Transactions committed.
     pub committed: u64,
     /// Transactions aborted (and their batches read again).
@@ -310,13 +312,16 @@ impl Worker {
             }
             lines += made.lines.len() as u64;
         }
-        let mut checkpoints = 0;
+        let (mut checkpoints, mut checkpoint_bytes) = (0, 0);
         for (&number, partition) in &mut self.partitions {
             for (session, checkpoint) in partition.take_checkpoints() {
                 let record =
                     BaseRecord::<String, Vec<u8>>::to(&self.config.checkpoints).key(&session).partition(number);
                 let record = match &checkpoint {
-                    Some(bytes) => record.payload(bytes),
+                    Some(bytes) => {
+                        checkpoint_bytes += bytes.len() as u64;
+                        record.payload(bytes)
+                    }
                     None => record,
                 };
                 send(&self.producer, record)?;
@@ -336,6 +341,7 @@ impl Worker {
         self.stats.events += batch.len() as u64;
         self.stats.lines += lines;
         self.stats.checkpoints += checkpoints;
+        self.stats.checkpoint_bytes += checkpoint_bytes;
         Ok(Ok(()))
     }
 

@@ -9,6 +9,8 @@
 pub mod capture;
 pub mod generate;
 pub mod invariants;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 pub mod load;
 pub mod native;
 pub mod reference;

@@ -1,0 +1,177 @@
+//! Throughput and latency of roundup-kafka workers on a real broker:
+//! `cargo bench -p roundup-kafka` (a broker at `$ROUNDUP_KAFKA_BROKERS`,
+//! `scripts/kafka-broker.sh start`).
+//!
+//! - **Throughput**: `ROUNDUP_BENCH_SESSIONS` sessions (default 2,000) of
+//!   recorded traffic in eight formats, all produced before the workers
+//!   start, read by one worker and then by two (new topics each time, 4
+//!   partitions). Events/s and rounds/s over the time from the workers'
+//!   start to the last committed line, and the records per transaction.
+//! - **Latency**: the same traffic produced at a steady pace to one worker;
+//!   for each session, the time from handing its last record (the end of its
+//!   stream) to the producer, to reading its summary line, committed, from
+//!   the output topic.
+//!
+//! Figures are in docs/kafka.md.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+use roundup_testkit::kafka::{create_topic, expected, produce, require_broker, traffic, unique, Worker, PARTITIONS};
+
+const WORKER: &str = env!("CARGO_BIN_EXE_roundup-kafka");
+
+fn main() {
+    require_broker();
+    let sessions: usize = std::env::var("ROUNDUP_BENCH_SESSIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000);
+    let traffic = traffic(sessions);
+    let expected = expected(&traffic);
+    let events: usize = traffic.iter().map(|(_, events)| events.len() + 1).sum();
+    assert!(
+        expected.values().all(|lines| lines.iter().any(|l| l.starts_with(r#"{"type":"summary""#))),
+        "every session ends with a summary"
+    );
+    let lines: usize = expected.values().map(Vec::len).sum();
+    let rounds: usize = expected.values().flatten().filter(|line| line.starts_with(r#"{"type":"round""#)).count();
+    println!(
+        "{sessions} sessions: {events} events (end-of-session records included), {lines} output lines, {rounds} rounds"
+    );
+
+    let mut by_workers = Vec::new();
+    for workers in [1, 2] {
+        let input = unique("bench-in");
+        create_topic(&input);
+        produce(&input, &traffic, Duration::ZERO, |_| {});
+        let (output, group) = (unique("bench-out"), unique("bench"));
+        let start = Instant::now();
+        let running: Vec<Worker> =
+            (0..workers).map(|i| Worker::start(WORKER, &format!("w{i}"), &input, &output, &group, false)).collect();
+        let seen = wait_for_lines(&output, lines, Duration::from_secs(600));
+        let elapsed = start.elapsed();
+        assert_eq!(seen, lines, "every line committed");
+        let logs: Vec<String> = running.into_iter().map(Worker::stop).collect();
+        let transactions: u64 = logs.iter().map(|log| stat(log, "transactions")).sum();
+        let checkpoint_bytes: u64 = logs.iter().map(|log| stat(log, "bytes")).sum();
+        let checkpoints: u64 = logs.iter().map(|log| stat(log, "checkpoints")).sum();
+        let seconds = elapsed.as_secs_f64();
+        println!(
+            "{workers} worker(s): {:.1} s, {:.0} events/s, {:.0} rounds/s, {} transactions ({:.0} records each), \
+             {checkpoints} checkpoints ({:.2} per event, {:.0} bytes each)",
+            seconds,
+            events as f64 / seconds,
+            rounds as f64 / seconds,
+            transactions,
+            events as f64 / transactions.max(1) as f64,
+            checkpoints as f64 / events as f64,
+            checkpoint_bytes as f64 / checkpoints.max(1) as f64,
+        );
+        by_workers.push(seconds);
+    }
+    println!("1 -> 2 workers: {:.2}x", by_workers[0] / by_workers[1]);
+
+    // Latency, at a steady pace one worker keeps up with.
+    let input = unique("latency-in");
+    create_topic(&input);
+    let (output, group) = (unique("latency-out"), unique("latency"));
+    let worker = Worker::start(WORKER, "latency", &input, &output, &group, false);
+    thread::sleep(Duration::from_secs(5));
+    let ended: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let summaries: HashMap<String, usize> = expected
+        .iter()
+        .map(|(session, lines)| {
+            (session.clone(), lines.iter().filter(|l| l.starts_with(r#"{"type":"summary""#)).count())
+        })
+        .collect();
+    let reader = {
+        let (output, ended) = (output.clone(), Arc::clone(&ended));
+        thread::spawn(move || summary_latencies(&output, summaries, &ended))
+    };
+    let pace = Duration::from_secs_f64(events as f64 / 5_000.0);
+    let sent = Arc::clone(&ended);
+    produce(&input, &traffic, pace, |session| {
+        sent.lock().unwrap().insert(session.to_owned(), Instant::now());
+    });
+    let mut latencies = reader.join().unwrap();
+    worker.stop();
+    latencies.sort_unstable();
+    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
+    println!(
+        "latency, end of a session's stream -> its summary committed and read ({} sessions at ~5,000 events/s): \
+         p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
+        latencies.len(),
+        at(0.5),
+        at(0.9),
+        at(0.99),
+        at(1.0)
+    );
+}
+
+/// A figure of a worker's last line: `N events, ... N transactions`.
+fn stat(log: &str, after_number: &str) -> u64 {
+    let line = log.lines().rev().find(|line| line.contains("stopped:")).unwrap_or_default();
+    let words: Vec<&str> = line.split([' ', '(', ')', ',']).filter(|w| !w.is_empty()).collect();
+    words.windows(2).find(|w| w[1] == after_number).and_then(|w| w[0].parse().ok()).unwrap_or(0)
+}
+
+fn reader(topic: &str) -> BaseConsumer {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", roundup_testkit::kafka::brokers())
+        .set("group.id", unique("bench-reader"))
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut list = TopicPartitionList::new();
+    for partition in 0..PARTITIONS {
+        list.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
+    }
+    consumer.assign(&list).unwrap();
+    consumer
+}
+
+/// Reads until `lines` committed lines are in, or `within` passes.
+fn wait_for_lines(topic: &str, lines: usize, within: Duration) -> usize {
+    let consumer = reader(topic);
+    let deadline = Instant::now() + within;
+    let mut seen = 0;
+    while seen < lines && Instant::now() < deadline {
+        if let Some(Ok(_)) = consumer.poll(Duration::from_millis(100)) {
+            seen += 1;
+        }
+    }
+    seen
+}
+
+/// For each session, the time from sending its end to reading its last
+/// summary (the one its end made; `summaries` says how many it has).
+fn summary_latencies(
+    topic: &str,
+    mut summaries: HashMap<String, usize>,
+    ended: &Mutex<HashMap<String, Instant>>,
+) -> Vec<Duration> {
+    let consumer = reader(topic);
+    let sessions = summaries.len();
+    let mut latencies = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while latencies.len() < sessions && Instant::now() < deadline {
+        let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) else { continue };
+        if !message.payload().unwrap_or_default().starts_with(br#"{"type":"summary""#) {
+            continue;
+        }
+        let session = String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned();
+        let Some(left) = summaries.get_mut(&session) else { continue };
+        *left -= 1;
+        if *left == 0 {
+            if let Some(sent) = ended.lock().unwrap().remove(&session) {
+                latencies.push(sent.elapsed());
+            }
+        }
+    }
+    latencies
+}

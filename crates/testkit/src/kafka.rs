@@ -1,0 +1,287 @@
+//! Kafka helpers shared by roundup-kafka's tests and benchmark (feature
+//! `kafka`): topics, recorded traffic produced as keyed events, worker
+//! processes, and the committed output read back.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{Offset, TopicPartitionList};
+
+/// The partitions of every topic the tests make.
+pub const PARTITIONS: i32 = 4;
+
+/// `$ROUNDUP_KAFKA_BROKERS`, else the broker scripts/kafka-broker.sh starts.
+pub fn brokers() -> String {
+    std::env::var("ROUNDUP_KAFKA_BROKERS").unwrap_or_else(|_| "127.0.0.1:9092".to_owned())
+}
+
+/// A name no earlier run used.
+pub fn unique(name: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{name}-{}-{nanos}", std::process::id())
+}
+
+/// Panics, naming the way to start one, when no broker answers: the
+/// tests fail rather than skip without one.
+pub fn require_broker() {
+    let consumer: BaseConsumer = ClientConfig::new().set("bootstrap.servers", brokers()).create().unwrap();
+    if let Err(error) = consumer.fetch_metadata(None, Duration::from_secs(15)) {
+        panic!(
+            "no Kafka broker answers at {} ({error}): start one with scripts/kafka-broker.sh start, or set ROUNDUP_KAFKA_BROKERS",
+            brokers()
+        );
+    }
+}
+
+/// Makes `topic` with [`PARTITIONS`] partitions.
+pub fn create_topic(topic: &str) {
+    let admin: AdminClient<DefaultClientContext> =
+        ClientConfig::new().set("bootstrap.servers", brokers()).create().unwrap();
+    let new = NewTopic::new(topic, PARTITIONS, TopicReplication::Fixed(1));
+    let result = block_on(admin.create_topics([&new], &AdminOptions::new()));
+    assert!(result.unwrap().into_iter().all(|r| r.is_ok()), "topic {topic} created");
+}
+
+/// Runs a future on this thread (the admin client completes its own).
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        thread::park_timeout(Duration::from_millis(50));
+    }
+}
+
+/// `sessions` sessions of recorded agent traffic: every fixture of every
+/// line-framed format and every vector (as ops JSONL), in turn.
+pub fn traffic(sessions: usize) -> Vec<(String, Vec<Vec<u8>>)> {
+    let mut sources: Vec<Vec<Vec<u8>>> = Vec::new();
+    let mut dirs = vec![crate::repo_root().join("tests/fixtures")];
+    let mut files = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "ndjson")) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    for file in files {
+        sources.push(lines(&std::fs::read(file).unwrap()));
+    }
+    for vector in crate::vectors() {
+        sources.push(lines(vector.ops_jsonl().as_bytes()));
+    }
+    assert!(sources.len() > 60, "fixtures and vectors found: {}", sources.len());
+    (0..sessions).map(|i| (format!("session-{i:04}"), sources[i % sources.len()].clone())).collect()
+}
+
+fn lines(input: &[u8]) -> Vec<Vec<u8>> {
+    input.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)).map(<[u8]>::to_vec).collect()
+}
+
+/// What `roundup replay` prints for each session's events.
+pub fn expected(traffic: &[(String, Vec<Vec<u8>>)]) -> BTreeMap<String, Vec<String>> {
+    traffic
+        .iter()
+        .map(|(session, events)| {
+            let mut input = events.join(&b'\n');
+            input.push(b'\n');
+            let mut out = Vec::new();
+            roundup::replay(&input[..], &mut out, &roundup::ReplayOptions::new(), &mut ()).unwrap();
+            let lines = String::from_utf8(out).unwrap().lines().map(str::to_owned).collect();
+            (session.clone(), lines)
+        })
+        .collect()
+}
+
+/// Produces the sessions interleaved (one event of each in turn), each
+/// ended by a tombstone, spread over `over`; `sent` is told when each
+/// session's tombstone was handed to the producer.
+pub fn produce(topic: &str, traffic: &[(String, Vec<Vec<u8>>)], over: Duration, mut sent_end: impl FnMut(&str)) {
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", brokers())
+        .set("enable.idempotence", "true")
+        .set("message.timeout.ms", "120000")
+        .create()
+        .unwrap();
+    let longest = traffic.iter().map(|(_, events)| events.len()).max().unwrap_or(0);
+    let total: usize = traffic.iter().map(|(_, events)| events.len() + 1).sum();
+    let pause = over / (total as u32).max(1);
+    let mut sent = 0usize;
+    for step in 0..=longest {
+        for (session, events) in traffic {
+            let record = match step.cmp(&events.len()) {
+                std::cmp::Ordering::Less => {
+                    BaseRecord::<String, Vec<u8>>::to(topic).key(session).payload(&events[step])
+                }
+                std::cmp::Ordering::Equal => {
+                    sent_end(session);
+                    BaseRecord::<String, Vec<u8>>::to(topic).key(session)
+                }
+                std::cmp::Ordering::Greater => continue,
+            };
+            let mut record = record;
+            loop {
+                match producer.send(record) {
+                    Ok(()) => break,
+                    Err((_, back)) => {
+                        producer.poll(Duration::from_millis(20));
+                        record = back;
+                    }
+                }
+            }
+            sent += 1;
+            if sent.is_multiple_of(50) {
+                producer.poll(Duration::ZERO);
+                thread::sleep(pause * 50);
+            }
+        }
+    }
+    producer.flush(Duration::from_secs(120)).expect("every event reaches the broker");
+}
+
+/// A worker process.
+pub struct Worker {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Worker {
+    /// Starts the `roundup-kafka` binary at `binary`; `broken` commits its
+    /// offsets outside its transactions.
+    pub fn start(binary: &str, name: &str, input: &str, output: &str, group: &str, broken: bool) -> Worker {
+        let log = std::env::temp_dir().join(format!("{}.log", unique(name)));
+        let child = Command::new(binary)
+            .env("ROUNDUP_KAFKA_TRACE", "1")
+            .envs(broken.then_some(("ROUNDUP_KAFKA_BREAK_EXACTLY_ONCE", "1")))
+            .args(["--brokers", &brokers(), "--input", input, "--output", output, "--group", group])
+            .args(["--id", &unique(name), "--batch-ms", "50"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("the worker starts");
+        Worker { child, log }
+    }
+
+    /// SIGKILL while a transaction is open (its log's last line says one
+    /// began), with no chance to commit or leave the group. Returns the
+    /// transactions it had committed.
+    pub fn kill_in_transaction(mut self) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if log.lines().last().is_some_and(|line| line.contains(" begins ")) {
+                self.child.kill().unwrap();
+                break;
+            }
+            assert!(Instant::now() < deadline, "the worker opened no transaction within 30 s:\n{log}");
+            thread::sleep(Duration::from_micros(200));
+        }
+        self.child.wait().unwrap();
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let last = log.lines().last().unwrap_or_default();
+        assert!(last.contains(" begins "), "killed inside a transaction, its last line: {last}");
+        log.lines().filter(|line| line.ends_with(" committed")).count()
+    }
+
+    /// SIGTERM: commits its batch and leaves the group.
+    pub fn stop(mut self) -> String {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        let status = self.child.wait().unwrap();
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        assert!(status.success(), "the worker stopped cleanly: {status}\n{log}");
+        log
+    }
+}
+
+/// The committed output, by session, once `lines` lines are there and no
+/// more come for a while (a duplicate would come late).
+pub fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap<String, Vec<String>> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", brokers())
+        .set("group.id", unique("reader"))
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut list = TopicPartitionList::new();
+    for partition in 0..PARTITIONS {
+        list.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
+    }
+    consumer.assign(&list).unwrap();
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut count = 0;
+    let deadline = Instant::now() + within;
+    let mut quiet_since = None;
+    while Instant::now() < deadline {
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(message)) => {
+                let session = String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned();
+                let line = String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned();
+                out.entry(session).or_default().push(line);
+                count += 1;
+                quiet_since = None;
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) | None => {
+                // Enough lines and 5 s with no more (a repeat would come
+                // late), or 30 s with none at all (some were lost).
+                let since = *quiet_since.get_or_insert_with(Instant::now);
+                let quiet = since.elapsed();
+                if (count >= lines && quiet > Duration::from_secs(5)) || quiet > Duration::from_secs(30) {
+                    break;
+                }
+            }
+            Some(Err(error)) => panic!("reading the output: {error}"),
+        }
+    }
+    out
+}
+
+/// The committed output equals `roundup replay`'s, session by session;
+/// else what differs first.
+pub fn exactly_once(
+    actual: &BTreeMap<String, Vec<String>>,
+    expected: &BTreeMap<String, Vec<String>>,
+) -> Result<(), String> {
+    let differing: Vec<&String> =
+        expected.keys().filter(|session| actual.get(*session) != expected.get(*session)).collect();
+    if let Some(session) = differing.first() {
+        let have = actual.get(*session).map(Vec::len).unwrap_or(0);
+        let wanted = expected[*session].len();
+        let how =
+            if have == wanted { "other lines".to_owned() } else { format!("{have} lines where {wanted} are expected") };
+        return Err(format!(
+            "{} of {} sessions differ from roundup replay; the first, {session}, has {how}",
+            differing.len(),
+            expected.len()
+        ));
+    }
+    let extra: Vec<&String> = actual.keys().filter(|session| !expected.contains_key(*session)).collect();
+    if !extra.is_empty() {
+        return Err(format!("output for sessions never sent: {extra:?}"));
+    }
+    Ok(())
+}
