@@ -114,6 +114,16 @@ impl ReplayCheckpoint {
         serde_json::from_slice(bytes).map_err(CheckpointError::Corrupt)
     }
 
+    /// A checkpoint of this build's format, or the error that says whose
+    /// it is (one read as part of a larger value skips `from_json`).
+    pub(crate) fn check_version(&self) -> Result<(), CheckpointError> {
+        if self.version == VERSION {
+            Ok(())
+        } else {
+            Err(CheckpointError::Version { found: u64::from(self.version), supported: VERSION })
+        }
+    }
+
     /// The registered input format a name of the checkpoint names.
     pub(crate) fn format_named(name: Option<&str>) -> Result<Option<&'static InputFormat>, CheckpointError> {
         name.map(|name| {

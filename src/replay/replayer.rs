@@ -255,6 +255,7 @@ impl Replayer {
         if self.stats.lines > 0 || self.stats.bytes > 0 {
             return Err(CheckpointError::Inconsistent("a checkpoint restored into a replay that read input".into()));
         }
+        checkpoint.check_version()?;
         let format = ReplayCheckpoint::format_named(checkpoint.format.as_deref())?;
         if let (Some(asked), Some(saved)) = (self.stats.format, format) {
             if !std::ptr::eq(asked, saved) {

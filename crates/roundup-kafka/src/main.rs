@@ -9,8 +9,9 @@ use std::time::Duration;
 use roundup::adapters::{InputFormat, REGISTRY};
 use roundup_kafka::{Config, Worker};
 
-const USAGE: &str = "usage: roundup-kafka --input TOPIC --output TOPIC [--from FORMAT] [--group GROUP]
-                     [--checkpoints TOPIC] [--brokers HOST:PORT] [--id ID] [--batch N] [--batch-ms MS]";
+const USAGE: &str = "usage: roundup-kafka --input TOPIC --output TOPIC [--ui-topic TOPIC] [--from FORMAT]
+                     [--group GROUP] [--checkpoints TOPIC] [--brokers HOST:PORT] [--id ID]
+                     [--batch N] [--batch-ms MS]";
 
 fn help() -> String {
     let formats: Vec<&str> = REGISTRY.iter().map(|f| f.name()).collect();
@@ -32,6 +33,9 @@ the output must use isolation.level=read_committed.
 Options:
   --input TOPIC        the topic of native events (must exist)
   --output TOPIC       where the lines go (made if missing)
+  --ui-topic TOPIC     also write the live UI events (the lines of
+                       `roundup replay --emit ui`) there, in the same
+                       transactions (made if missing)
   --from FORMAT        the input format, or auto (default: detected per
                        session): {}
   --group GROUP        the consumer group (default: roundup-kafka)
@@ -68,7 +72,7 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
             Some((name, value)) => (name.to_owned(), value.to_owned()),
             None => (name.to_owned(), rest.next().ok_or_else(|| format!("--{name} needs a value"))?.clone()),
         };
-        if !["input", "output", "from", "group", "checkpoints", "brokers", "id", "batch", "batch-ms"]
+        if !["input", "output", "ui-topic", "from", "group", "checkpoints", "brokers", "id", "batch", "batch-ms"]
             .contains(&name.as_str())
         {
             return Err(format!("unknown option --{name}"));
@@ -105,6 +109,7 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
         batch_time: Duration::from_millis(number("batch-ms", 100)?),
         trace: std::env::var_os("ROUNDUP_KAFKA_TRACE").is_some(),
         offsets_outside_transaction: std::env::var_os("ROUNDUP_KAFKA_BREAK_EXACTLY_ONCE").is_some(),
+        ui: options.get("ui-topic").cloned(),
         group,
         input,
         output,

@@ -10,13 +10,39 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use roundup::{write_record, Anomaly, AnomalyKind, ReplayCheckpoint, ReplayOptions, Replayer, SinkRecord};
+use roundup::encoders::OutputFormat;
+use roundup::{
+    write_record, Anomaly, AnomalyKind, CheckpointError, ReplayCheckpoint, ReplayOptions, Replayer, SinkRecord,
+};
+use serde::{Deserialize, Serialize};
+
+/// The version of a session's checkpoint record this build writes.
+const VERSION: u32 = 1;
+
+/// A session's checkpoint record: its replay for the records, and for the
+/// UI events when the worker writes them.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    version: u32,
+    records: ReplayCheckpoint,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ui: Option<ReplayCheckpoint>,
+}
+
+/// One session's replays.
+struct Session {
+    records: Replayer,
+    /// The same events replayed for the UI events, when asked.
+    ui: Option<Replayer>,
+}
 
 /// One partition's sessions.
 pub struct Partition {
     options: ReplayOptions,
+    /// Also write the live UI events (`--emit ui` lines).
+    ui: bool,
     /// Sessions being read.
-    live: HashMap<String, Replayer>,
+    live: HashMap<String, Session>,
     /// Checkpoints read from the checkpoint topic, for sessions not touched
     /// since: restored on their next event, so that a partition taken over
     /// restores only the sessions that go on.
@@ -30,13 +56,15 @@ pub struct Partition {
 pub struct Made {
     /// The output lines (SPEC §4), in order.
     pub lines: Vec<Vec<u8>>,
+    /// The UI event lines, in order (when the partition writes them).
+    pub ui_lines: Vec<Vec<u8>>,
 }
 
 impl Partition {
     /// A partition whose sessions are replayed with `options` (records out,
-    /// as JSON lines).
-    pub fn new(options: ReplayOptions) -> Partition {
-        Partition { options, live: HashMap::new(), saved: HashMap::new(), changed: BTreeSet::new() }
+    /// as JSON lines), and, with `ui`, for their UI events too.
+    pub fn new(options: ReplayOptions, ui: bool) -> Partition {
+        Partition { options, ui, live: HashMap::new(), saved: HashMap::new(), changed: BTreeSet::new() }
     }
 
     /// A checkpoint read back from the checkpoint topic (`None`: the
@@ -58,47 +86,53 @@ impl Partition {
     /// its state is dropped.
     pub fn event(&mut self, session: &str, payload: Option<&[u8]>) -> Made {
         let mut made = Made::default();
-        let replayer = self.replayer(session, &mut made);
-        match payload {
-            Some(payload) => replayer.feed_payload(payload, &mut ()),
-            None => {
-                replayer.end_input(&mut ());
-                while replayer.finish_next() {}
-            }
+        let streams = self.session(session, &mut made);
+        made.lines.extend(apply(&mut streams.records, payload));
+        if let Some(ui) = streams.ui.as_mut() {
+            made.ui_lines.extend(apply(ui, payload));
         }
-        let mut bytes = Vec::new();
-        replayer.take_output(&mut bytes);
         if payload.is_none() {
             self.live.remove(session);
         }
-        made.lines.extend(bytes.split(|&b| b == b'\n').filter(|line| !line.is_empty()).map(<[u8]>::to_vec));
         self.changed.insert(session.to_owned());
         made
     }
 
-    /// The session's replay: live, restored from its checkpoint, or new.
-    fn replayer(&mut self, session: &str, made: &mut Made) -> &mut Replayer {
+    /// The session's replays: live, restored from its checkpoint, or new.
+    fn session(&mut self, session: &str, made: &mut Made) -> &mut Session {
         if !self.live.contains_key(session) {
-            let replayer = match self.saved.remove(session) {
+            let streams = match self.saved.remove(session) {
                 Some(bytes) => self.restored(session, &bytes, made),
-                None => self.new_replayer(),
+                None => self.new_session(),
             };
-            self.live.insert(session.to_owned(), replayer);
+            self.live.insert(session.to_owned(), streams);
         }
         self.live.get_mut(session).expect("inserted above")
     }
 
-    fn new_replayer(&self) -> Replayer {
+    fn new_session(&self) -> Session {
         // Only an eviction directory can fail, and a worker's options have none.
-        Replayer::new(&self.options).expect("a replay without an eviction directory")
+        let new = |options: &ReplayOptions| Replayer::new(options).expect("a replay without an eviction directory");
+        let ui = self.ui.then(|| new(&self.options.clone().to(OutputFormat::named("ui").expect("registered"))));
+        Session { records: new(&self.options), ui }
     }
 
-    /// A replay restored from a checkpoint; one that cannot be restored
+    /// A session restored from a checkpoint; one that cannot be restored
     /// starts anew, and the output says so (`restore_failed`).
-    fn restored(&self, session: &str, bytes: &[u8], made: &mut Made) -> Replayer {
-        let mut replayer = self.new_replayer();
-        let result = ReplayCheckpoint::from_json(bytes).and_then(|checkpoint| replayer.restore(checkpoint));
-        let Err(error) = result else { return replayer };
+    fn restored(&self, session: &str, bytes: &[u8], made: &mut Made) -> Session {
+        let mut streams = self.new_session();
+        let result = serde_json::from_slice::<Saved>(bytes).map_err(CheckpointError::Corrupt).and_then(|saved| {
+            if saved.version != VERSION {
+                return Err(CheckpointError::Version { found: u64::from(saved.version), supported: VERSION });
+            }
+            streams.records.restore(saved.records)?;
+            match (streams.ui.as_mut(), saved.ui) {
+                (Some(ui), Some(checkpoint)) => ui.restore(checkpoint),
+                (None, _) => Ok(()),
+                (Some(_), None) => Err(CheckpointError::Inconsistent("saved without its UI events".into())),
+            }
+        });
+        let Err(error) = result else { return streams };
         let anomaly = Anomaly {
             session: Some(session.to_owned()),
             run: 0,
@@ -111,7 +145,7 @@ impl Partition {
         let mut line = Vec::new();
         write_record(&mut line, SinkRecord::Anomaly(&anomaly));
         made.lines.push(line);
-        self.new_replayer()
+        self.new_session()
     }
 
     /// The checkpoints of the sessions changed since the last call, in key
@@ -121,10 +155,15 @@ impl Partition {
         changed
             .into_iter()
             .map(|session| {
-                let checkpoint = self.live.get_mut(&session).map(|replayer| {
-                    // Records keep no encoder state and there is no
-                    // eviction: a worker's replay always checkpoints.
-                    replayer.checkpoint().expect("a records replay checkpoints").to_json()
+                let checkpoint = self.live.get_mut(&session).map(|streams| {
+                    // Records and UI events keep no encoder state and there
+                    // is no eviction: a worker's replays always checkpoint.
+                    let saved = Saved {
+                        version: VERSION,
+                        records: streams.records.checkpoint().expect("a records replay checkpoints"),
+                        ui: streams.ui.as_mut().map(|ui| ui.checkpoint().expect("a ui replay checkpoints")),
+                    };
+                    serde_json::to_vec(&saved).unwrap_or_default()
                 });
                 (session, checkpoint)
             })
@@ -137,6 +176,23 @@ impl Partition {
     }
 }
 
+/// Applies one payload (or the end of the stream) to a replay; its output
+/// lines.
+fn apply(replayer: &mut Replayer, payload: Option<&[u8]>) -> impl Iterator<Item = Vec<u8>> {
+    match payload {
+        Some(payload) => replayer.feed_payload(payload, &mut ()),
+        None => {
+            replayer.end_input(&mut ());
+            while replayer.finish_next() {}
+        }
+    }
+    let mut bytes = Vec::new();
+    replayer.take_output(&mut bytes);
+    let lines: Vec<Vec<u8>> =
+        bytes.split(|&b| b == b'\n').filter(|line| !line.is_empty()).map(<[u8]>::to_vec).collect();
+    lines.into_iter()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,14 +203,14 @@ mod tests {
 
     #[test]
     fn a_session_moved_to_another_partition_object_continues_from_its_checkpoint() {
-        let mut first = Partition::new(ReplayOptions::new());
+        let mut first = Partition::new(ReplayOptions::new(), false);
         assert!(first.event("s1", Some(br#"{"op":"message","text":"Hel"}"#)).lines.is_empty());
         first.event("s1", Some(br#"{"op":"tool_call","id":"t","title":"ls"}"#));
         let checkpoints = first.take_checkpoints();
         assert_eq!(checkpoints.len(), 1);
         assert!(first.take_checkpoints().is_empty(), "only what changed since");
 
-        let mut second = Partition::new(ReplayOptions::new());
+        let mut second = Partition::new(ReplayOptions::new(), false);
         for (session, checkpoint) in checkpoints {
             second.saved(session, checkpoint);
         }
@@ -173,7 +229,7 @@ mod tests {
 
     #[test]
     fn a_checkpoint_that_cannot_be_restored_is_reported_and_the_session_starts_anew() {
-        let mut partition = Partition::new(ReplayOptions::new());
+        let mut partition = Partition::new(ReplayOptions::new(), false);
         partition.saved("s1".into(), Some(b"not a checkpoint".to_vec()));
         let out = lines(&partition.event("s1", Some(br#"{"op":"message","text":"Hi"}"#)));
         assert_eq!(out.len(), 1);
@@ -186,8 +242,43 @@ mod tests {
     }
 
     #[test]
+    fn the_ui_events_of_a_session_moved_between_every_two_events_are_those_of_replay() {
+        let events = [
+            &br#"{"op":"thought","text":"hmm"}"#[..],
+            br#"{"op":"message","text":"Let me look."}"#,
+            br#"{"op":"tool_call","id":"t","title":"ls"}"#,
+            br#"{"op":"tool_output","id":"t","content":"a"}"#,
+            br#"{"op":"message","text":"Meanwhile."}"#,
+            br#"{"op":"tool_update","id":"t","content":"a.txt","status":"completed"}"#,
+        ];
+        let mut records = Vec::new();
+        let mut ui = Vec::new();
+        let mut checkpoints = Vec::new();
+        for event in events.iter().map(|e| Some(*e)).chain([None]) {
+            let mut partition = Partition::new(ReplayOptions::new(), true);
+            for (session, checkpoint) in checkpoints.drain(..) {
+                partition.saved(session, checkpoint);
+            }
+            let made = partition.event("s", event);
+            records.extend(made.lines.iter().map(|l| String::from_utf8(l.clone()).unwrap()));
+            ui.extend(made.ui_lines.iter().map(|l| String::from_utf8(l.clone()).unwrap()));
+            checkpoints = partition.take_checkpoints();
+        }
+        let input = events.join(&b'\n');
+        let replayed = |to: &str| {
+            let mut out = Vec::new();
+            let options = ReplayOptions::new().to(OutputFormat::named(to).unwrap());
+            roundup::replay(&input[..], &mut out, &options, &mut ()).unwrap();
+            String::from_utf8(out).unwrap().lines().map(str::to_owned).collect::<Vec<_>>()
+        };
+        assert_eq!(records, replayed("records"));
+        assert_eq!(ui, replayed("ui"));
+        assert!(ui.iter().any(|l| l.contains("tool_call_output")), "{ui:?}");
+    }
+
+    #[test]
     fn a_tombstone_read_back_forgets_the_session() {
-        let mut partition = Partition::new(ReplayOptions::new());
+        let mut partition = Partition::new(ReplayOptions::new(), false);
         partition.saved("s1".into(), Some(b"{}".to_vec()));
         partition.saved("s1".into(), None);
         assert_eq!(partition.sessions(), 0);

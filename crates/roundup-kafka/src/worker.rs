@@ -47,6 +47,9 @@ pub struct Config {
     pub input: String,
     /// SPEC §4 lines, key = session.
     pub output: String,
+    /// The live UI events (`roundup replay --emit ui` lines), key =
+    /// session, when set.
+    pub ui: Option<String>,
     /// Checkpoints, key = session: `{input}.roundup-checkpoints` by default.
     pub checkpoints: String,
     /// The input format; `None` detects it per session.
@@ -186,8 +189,10 @@ impl Worker {
             }
             Some(_) => {}
         }
-        if topics::partitions(&consumer, &config.output)?.is_none() {
-            topics::create(&config.brokers, &config.output, partitions, false)?;
+        for topic in std::iter::once(&config.output).chain(config.ui.as_ref()) {
+            if topics::partitions(&consumer, topic)?.is_none() {
+                topics::create(&config.brokers, topic, partitions, false)?;
+            }
         }
         let producer = new_producer(&config)?;
         consumer.subscribe(&[&config.input]).map_err(WorkerError::kafka("subscribe to", &config.input))?;
@@ -264,7 +269,7 @@ impl Worker {
             .consumer
             .committed_offsets(list, Duration::from_secs(60))
             .map_err(WorkerError::kafka("read the committed offsets of", &self.config.input))?;
-        let mut state = Partition::new(self.replay_options());
+        let mut state = Partition::new(self.replay_options(), self.config.ui.is_some());
         restore::read(&self.config.brokers, &self.config.checkpoints, partition, &mut state)?;
         self.partitions.insert(partition, state);
         // Read on from the committed offset, whatever was fetched before.
@@ -311,6 +316,11 @@ impl Worker {
                 send(&self.producer, BaseRecord::to(&self.config.output).key(&event.session).payload(line))?;
             }
             lines += made.lines.len() as u64;
+            if let Some(ui) = &self.config.ui {
+                for line in &made.ui_lines {
+                    send(&self.producer, BaseRecord::to(ui).key(&event.session).payload(line))?;
+                }
+            }
         }
         let (mut checkpoints, mut checkpoint_bytes) = (0, 0);
         for (&number, partition) in &mut self.partitions {

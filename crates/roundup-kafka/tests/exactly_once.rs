@@ -16,7 +16,8 @@ use std::thread;
 use std::time::Duration;
 
 use roundup_testkit::kafka::{
-    committed_output, create_topic, exactly_once, expected, produce, require_broker, traffic, unique, Worker,
+    committed_output, create_topic, exactly_once, expected, expected_as, produce, require_broker, traffic, unique,
+    Worker,
 };
 
 /// One scenario at a time: they share the broker, and one restarts it.
@@ -74,8 +75,12 @@ impl Scenario {
 fn a_worker_killed_mid_stream_loses_nothing_and_repeats_nothing() {
     let _one = BROKER.lock().unwrap_or_else(|e| e.into_inner());
     let scenario = Scenario::new("crash");
-    let a = scenario.worker("a");
-    let b = scenario.worker("b");
+    // These two also write the UI events, which must be exact too.
+    let ui = unique("crash-ui");
+    let options =
+        ["--input", &scenario.input, "--output", &scenario.output, "--group", &scenario.group, "--ui-topic", &ui];
+    let a = Worker::start_with(WORKER, "a", &options, false);
+    let b = Worker::start_with(WORKER, "b", &options, false);
     let producing = scenario.produce_in_background(Duration::from_secs(12));
     thread::sleep(Duration::from_secs(6));
     // Mid-stream, while one of its transactions is open.
@@ -83,6 +88,11 @@ fn a_worker_killed_mid_stream_loses_nothing_and_repeats_nothing() {
     assert!(committed > 0, "the killed worker had committed transactions before");
     producing.join().unwrap();
     scenario.check();
+    let expected_ui = expected_as(&scenario.traffic, "ui");
+    let ui_lines = expected_ui.values().map(Vec::len).sum();
+    if let Err(difference) = exactly_once(&committed_output(&ui, ui_lines, Duration::from_secs(120)), &expected_ui) {
+        panic!("the UI events: {difference}");
+    }
     let log = b.stop();
     assert!(log.contains("stopped:"), "{log}");
 }

@@ -104,13 +104,20 @@ fn lines(input: &[u8]) -> Vec<Vec<u8>> {
 
 /// What `roundup replay` prints for each session's events.
 pub fn expected(traffic: &[(String, Vec<Vec<u8>>)]) -> BTreeMap<String, Vec<String>> {
+    expected_as(traffic, "records")
+}
+
+/// What `roundup replay --emit EMIT` prints for each session's events.
+pub fn expected_as(traffic: &[(String, Vec<Vec<u8>>)], emit: &str) -> BTreeMap<String, Vec<String>> {
+    let options =
+        roundup::ReplayOptions::new().to(roundup::encoders::OutputFormat::named(emit).expect("an output format"));
     traffic
         .iter()
         .map(|(session, events)| {
             let mut input = events.join(&b'\n');
             input.push(b'\n');
             let mut out = Vec::new();
-            roundup::replay(&input[..], &mut out, &roundup::ReplayOptions::new(), &mut ()).unwrap();
+            roundup::replay(&input[..], &mut out, &options, &mut ()).unwrap();
             let lines = String::from_utf8(out).unwrap().lines().map(str::to_owned).collect();
             (session.clone(), lines)
         })
@@ -173,11 +180,17 @@ impl Worker {
     /// Starts the `roundup-kafka` binary at `binary`; `broken` commits its
     /// offsets outside its transactions.
     pub fn start(binary: &str, name: &str, input: &str, output: &str, group: &str, broken: bool) -> Worker {
+        Worker::start_with(binary, name, &["--input", input, "--output", output, "--group", group], broken)
+    }
+
+    /// [`start`](Self::start) with the worker's options given whole.
+    pub fn start_with(binary: &str, name: &str, options: &[&str], broken: bool) -> Worker {
         let log = std::env::temp_dir().join(format!("{}.log", unique(name)));
         let child = Command::new(binary)
             .env("ROUNDUP_KAFKA_TRACE", "1")
             .envs(broken.then_some(("ROUNDUP_KAFKA_BREAK_EXACTLY_ONCE", "1")))
-            .args(["--brokers", &brokers(), "--input", input, "--output", output, "--group", group])
+            .args(["--brokers", &brokers()])
+            .args(options)
             .args(["--id", &unique(name), "--batch-ms", "50"])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
