@@ -78,6 +78,23 @@ pub enum CheckpointError {
     Inconsistent(String),
 }
 
+/// Reads a versioned JSON value: its `version` first, so that a format this
+/// build does not read is named as such rather than reported as corrupt.
+pub(crate) fn read_versioned<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    supported: u32,
+) -> Result<T, CheckpointError> {
+    #[derive(Deserialize)]
+    struct Versioned {
+        version: u64,
+    }
+    let versioned: Versioned = serde_json::from_slice(bytes).map_err(CheckpointError::Corrupt)?;
+    if versioned.version != u64::from(supported) {
+        return Err(CheckpointError::Version { found: versioned.version, supported });
+    }
+    serde_json::from_slice(bytes).map_err(CheckpointError::Corrupt)
+}
+
 impl Checkpoint {
     /// The checkpoint as JSON.
     pub fn to_json(&self) -> Vec<u8> {
@@ -96,15 +113,7 @@ impl Checkpoint {
     /// assert!(matches!(Checkpoint::from_json(b"\x00garbage"), Err(CheckpointError::Corrupt(_))));
     /// ```
     pub fn from_json(bytes: &[u8]) -> Result<Checkpoint, CheckpointError> {
-        #[derive(Deserialize)]
-        struct Versioned {
-            version: u64,
-        }
-        let versioned: Versioned = serde_json::from_slice(bytes).map_err(CheckpointError::Corrupt)?;
-        if versioned.version != u64::from(VERSION) {
-            return Err(CheckpointError::Version { found: versioned.version, supported: VERSION });
-        }
-        serde_json::from_slice(bytes).map_err(CheckpointError::Corrupt)
+        read_versioned(bytes, VERSION)
     }
 
     /// The session the checkpoint is of.

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use smallvec::SmallVec;
 
+pub(crate) use checkpoint::read_versioned;
 pub use checkpoint::{Checkpoint, CheckpointError};
 
 use crate::call::Call;

@@ -103,15 +103,7 @@ impl ReplayCheckpoint {
     /// assert!(matches!(ReplayCheckpoint::from_json(b"{}"), Err(CheckpointError::Corrupt(_))));
     /// ```
     pub fn from_json(bytes: &[u8]) -> Result<ReplayCheckpoint, CheckpointError> {
-        #[derive(Deserialize)]
-        struct Versioned {
-            version: u64,
-        }
-        let versioned: Versioned = serde_json::from_slice(bytes).map_err(CheckpointError::Corrupt)?;
-        if versioned.version != u64::from(VERSION) {
-            return Err(CheckpointError::Version { found: versioned.version, supported: VERSION });
-        }
-        serde_json::from_slice(bytes).map_err(CheckpointError::Corrupt)
+        crate::machine::read_versioned(bytes, VERSION)
     }
 
     /// A checkpoint of this build's format, or the error that says whose

@@ -19,11 +19,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
-use rdkafka::{Offset, TopicPartitionList};
-use roundup_testkit::kafka::{create_topic, expected, produce, require_broker, traffic, unique, Worker, PARTITIONS};
+use roundup_testkit::kafka::{
+    committed_reader, create_topic, expected, produce, require_broker, traffic, unique, Worker,
+};
 
 const WORKER: &str = env!("CARGO_BIN_EXE_roundup-kafka");
 
@@ -119,25 +118,9 @@ fn stat(log: &str, after_number: &str) -> u64 {
     words.windows(2).find(|w| w[1] == after_number).and_then(|w| w[0].parse().ok()).unwrap_or(0)
 }
 
-fn reader(topic: &str) -> BaseConsumer {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", roundup_testkit::kafka::brokers())
-        .set("group.id", unique("bench-reader"))
-        .set("isolation.level", "read_committed")
-        .set("enable.auto.commit", "false")
-        .create()
-        .unwrap();
-    let mut list = TopicPartitionList::new();
-    for partition in 0..PARTITIONS {
-        list.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
-    }
-    consumer.assign(&list).unwrap();
-    consumer
-}
-
 /// Reads until `lines` committed lines are in, or `within` passes.
 fn wait_for_lines(topic: &str, lines: usize, within: Duration) -> usize {
-    let consumer = reader(topic);
+    let consumer = committed_reader(topic);
     let deadline = Instant::now() + within;
     let mut seen = 0;
     while seen < lines && Instant::now() < deadline {
@@ -155,7 +138,7 @@ fn summary_latencies(
     mut summaries: HashMap<String, usize>,
     ended: &Mutex<HashMap<String, Instant>>,
 ) -> Vec<Duration> {
-    let consumer = reader(topic);
+    let consumer = committed_reader(topic);
     let sessions = summaries.len();
     let mut latencies = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(600);

@@ -230,9 +230,9 @@ impl Worker {
     }
 }
 
-/// The committed output, by session, once `lines` lines are there and no
-/// more come for a while (a duplicate would come late).
-pub fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap<String, Vec<String>> {
+/// A reader of every partition of `topic` from its start, committed
+/// records only (as the output's readers must read).
+pub fn committed_reader(topic: &str) -> BaseConsumer {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", brokers())
         .set("group.id", unique("reader"))
@@ -245,6 +245,13 @@ pub fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap
         list.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
     }
     consumer.assign(&list).unwrap();
+    consumer
+}
+
+/// The committed output, by session, once `lines` lines are there and no
+/// more come for a while (a duplicate would come late).
+pub fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap<String, Vec<String>> {
+    let consumer = committed_reader(topic);
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut count = 0;
     let deadline = Instant::now() + within;
