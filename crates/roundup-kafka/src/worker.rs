@@ -255,14 +255,17 @@ impl Worker {
             }
         }
         for partition in changes.assigned {
-            self.restore(partition)?;
+            self.restore(partition, false)?;
         }
         Ok(())
     }
 
     /// Takes a partition: its committed offset first (which waits for a
-    /// dead owner's open transaction to end), then its checkpoints.
-    fn restore(&mut self, partition: i32) -> Result<(), WorkerError> {
+    /// dead owner's open transaction to end), then its checkpoints. With
+    /// `rewind`, the consumer goes back to the committed offset (after an
+    /// aborted batch, it is ahead of it); a new assignment starts there by
+    /// itself.
+    fn restore(&mut self, partition: i32, rewind: bool) -> Result<(), WorkerError> {
         let mut list = TopicPartitionList::new();
         list.add_partition(&self.config.input, partition);
         let committed = self
@@ -272,11 +275,15 @@ impl Worker {
         let mut state = Partition::new(self.replay_options(), self.config.ui.is_some());
         restore::read(&self.config.brokers, &self.config.checkpoints, partition, &mut state)?;
         self.partitions.insert(partition, state);
-        // Read on from the committed offset, whatever was fetched before.
-        if let Some(Offset::Offset(offset)) =
-            committed.find_partition(&self.config.input, partition).map(|e| e.offset())
-        {
-            let _ = self.consumer.seek(&self.config.input, partition, Offset::Offset(offset), Duration::from_secs(10));
+        if rewind {
+            let offset = match committed.find_partition(&self.config.input, partition).map(|e| e.offset()) {
+                Some(Offset::Offset(offset)) => Offset::Offset(offset),
+                // Nothing committed yet: from the start, as auto.offset.reset says.
+                _ => Offset::Beginning,
+            };
+            self.consumer
+                .seek(&self.config.input, partition, offset, Duration::from_secs(10))
+                .map_err(WorkerError::kafka("go back to the committed offset of", &self.config.input))?;
         }
         Ok(())
     }
@@ -358,15 +365,38 @@ impl Worker {
     /// After a failed transaction: abort it (or, when the producer cannot
     /// go on, make a new one), then take every assigned partition again from
     /// its committed state.
+    ///
+    /// The broker may be away (a restart): this is tried again for a
+    /// minute before the worker gives up and stops, which is safe: its
+    /// partitions go to another worker, from the committed state.
     fn recover(&mut self, error: &Abort) -> Result<(), WorkerError> {
-        let fatal = matches!(error, Abort::Kafka(KafkaError::Transaction(e)) if e.is_fatal());
+        let mut fatal = matches!(error, Abort::Kafka(KafkaError::Transaction(e)) if e.is_fatal());
+        let mut attempt = 0;
+        loop {
+            match self.try_recover(fatal) {
+                Ok(()) => return Ok(()),
+                Err(error) if attempt < 30 => {
+                    eprintln!("roundup-kafka: recovering, trying again in 2 s: {error}");
+                    std::thread::sleep(Duration::from_secs(2));
+                    attempt += 1;
+                    fatal = true;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    fn try_recover(&mut self, fatal: bool) -> Result<(), WorkerError> {
         if fatal || self.producer.abort_transaction(TXN_TIMEOUT).is_err() {
             self.producer = new_producer(&self.config)?;
         }
-        let assigned: Vec<i32> = self.partitions.keys().copied().collect();
         self.partitions.clear();
+        let assignment =
+            self.consumer.assignment().map_err(WorkerError::kafka("read the assignment of", &self.config.group))?;
+        let assigned: Vec<i32> =
+            assignment.elements_for_topic(&self.config.input).iter().map(|e| e.partition()).collect();
         for partition in assigned {
-            self.restore(partition)?;
+            self.restore(partition, true)?;
         }
         Ok(())
     }
