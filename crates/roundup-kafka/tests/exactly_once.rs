@@ -115,6 +115,27 @@ fn offsets_committed_outside_the_transaction_are_caught_losing_output() {
     b.stop();
 }
 
+/// A worker frozen inside a transaction past its session timeout (a long
+/// GC pause, a stopped VM) wakes up as a zombie: its partitions are
+/// another's, its transaction was aborted. It must be fenced, abort, and
+/// rejoin from the committed state.
+#[test]
+fn a_zombie_worker_waking_up_mid_transaction_is_fenced() {
+    let _one = BROKER.lock().unwrap_or_else(|e| e.into_inner());
+    let scenario = Scenario::new("zombie");
+    let mut a = scenario.worker("a");
+    let b = scenario.worker("b");
+    let producing = scenario.produce_in_background(Duration::from_secs(20));
+    thread::sleep(Duration::from_secs(5));
+    a.pause_in_transaction(Duration::from_secs(14));
+    producing.join().unwrap();
+    scenario.check();
+    let log = a.log();
+    assert!(log.contains("batch aborted"), "the zombie's transaction was refused:\n{log}");
+    a.stop();
+    b.stop();
+}
+
 #[test]
 fn a_worker_joining_and_leaving_loses_nothing_and_repeats_nothing() {
     let _one = BROKER.lock().unwrap_or_else(|e| e.into_inner());

@@ -203,21 +203,41 @@ impl Worker {
     /// began), with no chance to commit or leave the group. Returns the
     /// transactions it had committed.
     pub fn kill_in_transaction(mut self) -> usize {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            if log.lines().last().is_some_and(|line| line.contains(" begins ")) {
-                self.child.kill().unwrap();
-                break;
-            }
-            assert!(Instant::now() < deadline, "the worker opened no transaction within 30 s:\n{log}");
-            thread::sleep(Duration::from_micros(200));
-        }
+        self.signal_in_transaction("-KILL");
         self.child.wait().unwrap();
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let last = log.lines().last().unwrap_or_default();
         assert!(last.contains(" begins "), "killed inside a transaction, its last line: {last}");
         log.lines().filter(|line| line.ends_with(" committed")).count()
+    }
+
+    /// Sends `signal` the moment the worker's log says a transaction began.
+    fn signal_in_transaction(&mut self, signal: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if log.lines().last().is_some_and(|line| line.contains(" begins ")) {
+                Command::new("kill").args([signal, &self.child.id().to_string()]).status().unwrap();
+                return;
+            }
+            assert!(Instant::now() < deadline, "the worker opened no transaction within 30 s:\n{log}");
+            thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// SIGSTOP inside a transaction, for `pause` (longer than the group's
+    /// session timeout: its partitions go to another worker), then SIGCONT:
+    /// a zombie that wakes up with a transaction open. Returns its log.
+    pub fn pause_in_transaction(&mut self, pause: Duration) -> String {
+        self.signal_in_transaction("-STOP");
+        thread::sleep(pause);
+        Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status().unwrap();
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The worker's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// SIGTERM: commits its batch and leaves the group.
