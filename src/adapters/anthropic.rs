@@ -393,7 +393,7 @@ impl MessageStream {
             let total = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"]
                 .into_iter()
                 .map(field)
-                .sum();
+                .fold(0, u64::saturating_add);
             calls.call(session, Call::TokenUsage { total });
             meta.insert("anthropic_usage".into(), Value::Object(self.usage.clone()));
         }

@@ -347,10 +347,10 @@ impl ClaudeCodeAdapter {
 fn context_tokens(usage: &Value) -> Option<u64> {
     let field = |name: &str| usage.get(name).and_then(Value::as_u64);
     let input = field("input_tokens")?;
+    // Counts come from the wire: a huge one saturates, never overflows.
     Some(
-        input
-            + field("cache_read_input_tokens").unwrap_or(0)
-            + field("cache_creation_input_tokens").unwrap_or(0)
-            + field("output_tokens").unwrap_or(0),
+        ["cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"]
+            .into_iter()
+            .fold(input, |total, name| total.saturating_add(field(name).unwrap_or(0))),
     )
 }

@@ -134,7 +134,7 @@ impl Adapter for CodexAdapter {
                 if let Some(usage) = line.usage.map(raw_value) {
                     // The thread's running total, not one call's context.
                     let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
-                    calls.call(None, Call::TokenUsage { total: field("input_tokens") + field("output_tokens") });
+                    calls.call(None, Call::TokenUsage { total: field("input_tokens").saturating_add(field("output_tokens")) });
                     calls.call(None, Call::RunMeta { meta: &one("codex_usage", usage) });
                 }
                 self.end_turn(calls);

@@ -219,7 +219,7 @@ impl DeepworkAdapter {
                 let input = [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens]
                     .into_iter()
                     .flatten()
-                    .reduce(|a, b| a + b);
+                    .reduce(u64::saturating_add);
                 let Some(total) = input.or(usage.total_tokens) else { return false };
                 calls.call(session, Call::TokenUsage { total });
             }
@@ -371,6 +371,6 @@ fn usage_total(event: &Value) -> Option<u64> {
     let input = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
         .iter()
         .filter_map(|name| field(name))
-        .reduce(|a, b| a + b);
+        .reduce(u64::saturating_add);
     input.or_else(|| field("total_tokens"))
 }

@@ -341,5 +341,5 @@ fn choice_session(index: u64) -> Option<String> {
 /// completion tokens.
 fn context_tokens(usage: &Value) -> Option<u64> {
     let field = |name: &str| usage.get(name).and_then(Value::as_u64);
-    field("total_tokens").or_else(|| Some(field("prompt_tokens")? + field("completion_tokens").unwrap_or(0)))
+    field("total_tokens").or_else(|| Some(field("prompt_tokens")?.saturating_add(field("completion_tokens").unwrap_or(0))))
 }

@@ -437,7 +437,7 @@ impl OpenAiResponsesAdapter {
         if let Some(usage) = response.and_then(|r| r.usage).filter(|u| u.get() != "null") {
             let usage = raw_value(usage);
             let field = |name: &str| usage.get(name).and_then(Value::as_u64);
-            if let Some(total) = field("total_tokens").or_else(|| Some(field("input_tokens")? + field("output_tokens")?)) {
+            if let Some(total) = field("total_tokens").or_else(|| Some(field("input_tokens")?.saturating_add(field("output_tokens")?))) {
                 calls.call(None, Call::TokenUsage { total });
             }
             meta.insert("openai_usage".into(), usage);

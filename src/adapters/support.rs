@@ -135,7 +135,7 @@ impl EventCounts {
     /// every count under `key` to `calls`.
     pub(crate) fn count(&mut self, key: &str, kind: &str, session: Option<&str>, calls: &mut dyn CallSink) {
         let count = self.0.get(kind).and_then(Value::as_u64).unwrap_or(0);
-        self.0.insert(kind.to_owned(), (count + 1).into());
+        self.0.insert(kind.to_owned(), count.saturating_add(1).into());
         let meta = one(key, Value::Object(self.0.clone()));
         calls.call(session, Call::RunMeta { meta: &meta });
     }

@@ -412,7 +412,7 @@ impl UagentAdapter {
         let session = session.as_deref();
         match kind {
             "user_message" => {
-                self.stats.user_messages += 1;
+                self.stats.user_messages = self.stats.user_messages.saturating_add(1);
                 self.user_messages.push(event.get("text").cloned().unwrap_or(Value::Null));
             }
             "developer_message" => {
@@ -422,23 +422,25 @@ impl UagentAdapter {
                 self.stats.warnings.push(text("message").to_owned());
             }
             "turn_started" => {
-                self.stats.turns += 1;
+                self.stats.turns = self.stats.turns.saturating_add(1);
                 self.stats.turn_open = at.or(self.stats.turn_open);
             }
             "model_responded" => {
-                self.stats.model_responses += 1;
+                self.stats.model_responses = self.stats.model_responses.saturating_add(1);
                 if let (Some(start), Some(end)) = (self.stats.turn_open.take(), at) {
                     self.stats.model_spans.push((start, end));
                 }
                 if let Some(stop) = event.get("stop").and_then(Value::as_str).filter(|s| !s.is_empty() && *s != "complete") {
-                    *self.stats.stop_reasons.entry(stop.to_owned()).or_default() += 1;
+                    let count = self.stats.stop_reasons.entry(stop.to_owned()).or_default();
+                    *count = count.saturating_add(1);
                 }
                 if let Some(failure) = event.get("failure").and_then(Value::as_str).filter(|f| !f.is_empty()) {
                     self.stats.failures.push(failure.to_owned());
                 }
                 if let Some(usage) = event.get("usage").and_then(Value::as_object) {
                     for name in TOKENS {
-                        *self.stats.tokens.entry(Cow::Borrowed(name)).or_default() += usage.get(name).and_then(Value::as_u64).unwrap_or(0);
+                        let count = self.stats.tokens.entry(Cow::Borrowed(name)).or_default();
+                        *count = count.saturating_add(usage.get(name).and_then(Value::as_u64).unwrap_or(0));
                     }
                     if let Some(input) = usage.get("input").and_then(Value::as_u64) {
                         calls.call(session, Call::TokenUsage { total: input });

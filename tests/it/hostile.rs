@@ -287,3 +287,45 @@ fn max_line_bytes_reads_sizes_and_refuses_nonsense() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--max-line-bytes takes a size above 0"), "{bad}");
     }
 }
+
+/// Token counts are summed from the wire (input, cache and output): counts
+/// near `u64::MAX` saturate, in every format that adds them, rather than
+/// overflow (a panic in a debug build, a wrong total in a release one).
+#[test]
+fn token_counts_near_the_limit_saturate_when_summed() {
+    let max = u64::MAX;
+    let cases: [(&str, String); 5] = [
+        (
+            "anthropic",
+            r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#.to_owned()
+                + "\n"
+                + &format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"end_turn"}},"usage":{{"input_tokens":{max},"output_tokens":7}}}}"#)
+                + "\n",
+        ),
+        ("codex", format!(r#"{{"type":"turn.completed","usage":{{"input_tokens":{max},"output_tokens":7}}}}"#) + "\n"),
+        (
+            "openai-chat",
+            format!(
+                r#"{{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{{"prompt_tokens":{max},"completion_tokens":7}}}}"#
+            ) + "\n",
+        ),
+        (
+            "claude-code",
+            // The usage of the latest message is the prompt's at its result.
+            format!(
+                r#"{{"type":"assistant","message":{{"id":"m","role":"assistant","content":[{{"type":"text","text":"Hi"}}],"usage":{{"input_tokens":{max},"output_tokens":7}}}}}}"#
+            ) + "\n"
+                + r#"{"type":"result","subtype":"success","is_error":false}"#
+                + "\n",
+        ),
+        (
+            "deepwork",
+            format!(r#"{{"kind":"usage","usage":{{"input_tokens":{max},"cache_read_input_tokens":7}}}}"#) + "\n",
+        ),
+    ];
+    for (format, input) in cases {
+        let lines = roundup_testkit::capture::clean_replay(input.as_bytes(), format, "records");
+        let summary = lines.iter().rev().find(|line| line["type"] == "summary").expect("a summary");
+        assert_eq!(summary["last_token_usage"], serde_json::json!(max), "{format}: {lines:?}");
+    }
+}

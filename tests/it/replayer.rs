@@ -228,3 +228,86 @@ proptest! {
         prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(whole(input, &options)).unwrap(), "{} cut at {}", name, cut);
     }
 }
+
+/// Every number and string of an adapter's saved state changed to another
+/// value (a checkpoint written by a buggy or hostile worker): restoring it is
+/// an error, or a replay that reads every remaining event and writes only
+/// well-formed SPEC §4 lines. Never a panic (this found token counts that
+/// overflowed: they saturate now).
+#[test]
+fn an_adapter_state_with_any_value_changed_is_refused_or_read_on() {
+    fn leaves(value: &serde_json::Value, path: &mut Vec<String>, into: &mut Vec<Vec<String>>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, item) in map {
+                    path.push(key.clone());
+                    leaves(item, path, into);
+                    path.pop();
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    leaves(item, path, into);
+                    path.pop();
+                }
+            }
+            _ => into.push(path.clone()),
+        }
+    }
+    fn at<'v>(value: &'v mut serde_json::Value, path: &[String]) -> &'v mut serde_json::Value {
+        path.iter().fold(value, |value, key| match value {
+            serde_json::Value::Array(items) => &mut items[key.parse::<usize>().unwrap()],
+            other => &mut other[key.as_str()],
+        })
+    }
+    let replacements = [
+        serde_json::json!(0),
+        serde_json::json!(3),
+        serde_json::json!(u64::MAX),
+        serde_json::json!(""),
+        serde_json::json!("x"),
+    ];
+    let mut tried = 0;
+    for (name, input) in inputs().into_iter().filter(|(name, _)| name.ends_with(".jsonl")) {
+        let lines: Vec<&[u8]> = input.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+        let (head, rest) = lines.split_at(lines.len() / 2);
+        let mut replayer = Replayer::new(&ReplayOptions::new()).unwrap();
+        for line in head {
+            replayer.feed_payload(line, &mut ());
+        }
+        let saved = serde_json::to_value(replayer.checkpoint().unwrap()).unwrap();
+        let mut paths = Vec::new();
+        leaves(&saved["adapter"], &mut vec!["adapter".to_owned()], &mut paths);
+        for path in &paths {
+            for replacement in &replacements {
+                let mut changed = saved.clone();
+                *at(&mut changed, path) = replacement.clone();
+                let bytes = serde_json::to_vec(&changed).unwrap();
+                let mut again = Replayer::new(&ReplayOptions::new()).unwrap();
+                let Ok(checkpoint) = ReplayCheckpoint::from_json(&bytes) else { continue };
+                if again.restore(checkpoint).is_err() {
+                    continue;
+                }
+                tried += 1;
+                for line in rest {
+                    again.feed_payload(line, &mut ());
+                }
+                again.end_input(&mut ());
+                while again.finish_next() {}
+                let mut out = Vec::new();
+                again.take_output(&mut out);
+                assert_eq!(
+                    again.stats().lines,
+                    lines.len() as u64,
+                    "{name}, {path:?} = {replacement}: every event read"
+                );
+                for line in String::from_utf8(out).unwrap().lines() {
+                    let parsed: Result<roundup::OutputLine, _> = serde_json::from_str(line);
+                    assert!(parsed.is_ok(), "{name}, {path:?} = {replacement}: not a SPEC §4 line: {line}");
+                }
+            }
+        }
+    }
+    assert!(tried > 200, "states changed and restored: {tried}");
+}
