@@ -2,11 +2,12 @@
 //! `cargo bench -p roundup-kafka` (a broker at `$ROUNDUP_KAFKA_BROKERS`,
 //! `scripts/kafka-broker.sh start`).
 //!
-//! - **Throughput**: `ROUNDUP_BENCH_SESSIONS` sessions (default 2,000) of
+//! - **Throughput**: `ROUNDUP_BENCH_SESSIONS` sessions (default 10,000) of
 //!   recorded traffic in eight formats, all produced before the workers
 //!   start, read by one worker and then by two (new topics each time, 4
-//!   partitions). Events/s and rounds/s over the time from the workers'
-//!   start to the last committed line, and the records per transaction.
+//!   partitions). Events/s and rounds/s from the group's first committed
+//!   offset to its last (joining and restoring left out), the records per
+//!   transaction, and the CPU time the workers and the broker used.
 //! - **Latency**: the same traffic produced at a steady pace to one worker;
 //!   for each session, the time from handing its last record (the end of its
 //!   stream) to the producer, to reading its summary line, committed, from
@@ -28,7 +29,7 @@ const WORKER: &str = env!("CARGO_BIN_EXE_roundup-kafka");
 
 fn main() {
     require_broker();
-    let sessions: usize = std::env::var("ROUNDUP_BENCH_SESSIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000);
+    let sessions: usize = std::env::var("ROUNDUP_BENCH_SESSIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     let traffic = traffic(sessions);
     let expected = expected(&traffic);
     let events: usize = traffic.iter().map(|(_, events)| events.len() + 1).sum();
@@ -48,27 +49,36 @@ fn main() {
         create_topic(&input);
         produce(&input, &traffic, Duration::ZERO, |_| {});
         let (output, group) = (unique("bench-out"), unique("bench"));
+        let broker_cpu = broker_pid().map(cpu_seconds);
         let start = Instant::now();
         let running: Vec<Worker> =
             (0..workers).map(|i| Worker::start(WORKER, &format!("w{i}"), &input, &output, &group, false)).collect();
+        // Steady throughput: from the first committed offset to the last
+        // (joining the group and restoring are not in it).
+        let (first, last) = committed_progress(&group, &input, events as i64, Duration::from_secs(600));
         let seen = wait_for_lines(&output, lines, Duration::from_secs(600));
         let elapsed = start.elapsed();
         assert_eq!(seen, lines, "every line committed");
+        let worker_cpu: f64 = running.iter().map(|w| cpu_seconds(w.pid())).sum();
+        let broker_cpu = broker_pid().map(cpu_seconds).zip(broker_cpu).map(|(after, before)| after - before);
         let logs: Vec<String> = running.into_iter().map(Worker::stop).collect();
         let transactions: u64 = logs.iter().map(|log| stat(log, "transactions")).sum();
         let checkpoint_bytes: u64 = logs.iter().map(|log| stat(log, "bytes")).sum();
         let checkpoints: u64 = logs.iter().map(|log| stat(log, "checkpoints")).sum();
-        let seconds = elapsed.as_secs_f64();
+        let seconds = (last - first).as_secs_f64();
         println!(
-            "{workers} worker(s): {:.1} s, {:.0} events/s, {:.0} rounds/s, {} transactions ({:.0} records each), \
-             {checkpoints} checkpoints ({:.2} per event, {:.0} bytes each)",
+            "{workers} worker(s): {:.2} s steady ({:.1} s from start), {:.0} events/s, {:.0} rounds/s, \
+             {} transactions ({:.0} records each), {checkpoints} checkpoints ({:.2} per event, {:.0} bytes each); \
+             CPU: workers {worker_cpu:.1} s, broker {}",
             seconds,
+            elapsed.as_secs_f64(),
             events as f64 / seconds,
             rounds as f64 / seconds,
             transactions,
             events as f64 / transactions.max(1) as f64,
             checkpoints as f64 / events as f64,
             checkpoint_bytes as f64 / checkpoints.max(1) as f64,
+            broker_cpu.map_or("unknown".to_owned(), |s| format!("{s:.1} s")),
         );
         by_workers.push(seconds);
     }
@@ -81,12 +91,23 @@ fn main() {
     let worker = Worker::start(WORKER, "latency", &input, &output, &group, false);
     thread::sleep(Duration::from_secs(5));
     let ended: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
-    let summaries: HashMap<String, usize> = expected
+    // Sessions whose last summary is made by their end (a run still open
+    // when the stream ends), and how many summaries they have in all.
+    let summaries: HashMap<String, usize> = traffic
         .iter()
-        .map(|(session, lines)| {
-            (session.clone(), lines.iter().filter(|l| l.starts_with(r#"{"type":"summary""#)).count())
+        .filter_map(|(session, events)| {
+            let whole = expected[session].iter().filter(|l| l.starts_with(r#"{"type":"summary""#)).count();
+            let mut replayer = roundup::Replayer::new(&roundup::ReplayOptions::new()).unwrap();
+            for event in events {
+                replayer.feed_payload(event, &mut ());
+            }
+            let mut before_end = Vec::new();
+            replayer.take_output(&mut before_end);
+            let before = before_end.split(|&b| b == b'\n').filter(|l| l.starts_with(br#"{"type":"summary""#)).count();
+            (whole > before).then(|| (session.clone(), whole))
         })
         .collect();
+    let timed = summaries.len();
     let reader = {
         let (output, ended) = (output.clone(), Arc::clone(&ended));
         thread::spawn(move || summary_latencies(&output, summaries, &ended))
@@ -101,8 +122,8 @@ fn main() {
     latencies.sort_unstable();
     let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q) as usize];
     println!(
-        "latency, end of a session's stream -> its summary committed and read ({} sessions at ~5,000 events/s): \
-         p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
+        "latency, end of a session's stream -> its summary committed and read ({} of {timed} sessions whose end \
+         finishes a run, {sessions} sessions at ~5,000 events/s): p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
         latencies.len(),
         at(0.5),
         at(0.9),
@@ -116,6 +137,59 @@ fn stat(log: &str, after_number: &str) -> u64 {
     let line = log.lines().rev().find(|line| line.contains("stopped:")).unwrap_or_default();
     let words: Vec<&str> = line.split([' ', '(', ')', ',']).filter(|w| !w.is_empty()).collect();
     words.windows(2).find(|w| w[1] == after_number).and_then(|w| w[0].parse().ok()).unwrap_or(0)
+}
+
+/// When the group's committed offsets of `topic` first moved, and when they
+/// reached `total`.
+fn committed_progress(group: &str, topic: &str, total: i64, within: Duration) -> (Instant, Instant) {
+    let consumer: rdkafka::consumer::BaseConsumer = rdkafka::config::ClientConfig::new()
+        .set("bootstrap.servers", roundup_testkit::kafka::brokers())
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("isolation.level", "read_committed")
+        .create()
+        .unwrap();
+    let mut list = rdkafka::TopicPartitionList::new();
+    for partition in 0..roundup_testkit::kafka::PARTITIONS {
+        list.add_partition(topic, partition);
+    }
+    let deadline = Instant::now() + within;
+    let mut first = None;
+    while Instant::now() < deadline {
+        let committed =
+            rdkafka::consumer::Consumer::committed_offsets(&consumer, list.clone(), Duration::from_secs(10));
+        let done: i64 = committed
+            .map(|c| c.elements().iter().filter_map(|e| e.offset().to_raw()).filter(|&o| o > 0).sum())
+            .unwrap_or(0);
+        let now = Instant::now();
+        if done > 0 && first.is_none() {
+            first = Some(now);
+        }
+        if done >= total {
+            return (first.unwrap_or(now), now);
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the group's offsets did not reach {total} within {within:?}");
+}
+
+/// CPU seconds (user and system) a process has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command (which may hold spaces) in parentheses.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line, 100 ticks a second.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The broker scripts/kafka-broker.sh started, if it runs here.
+fn broker_pid() -> Option<u32> {
+    let port = std::env::var("ROUNDUP_KAFKA_PORT").unwrap_or_else(|_| "9092".to_owned());
+    let dir = std::env::var("ROUNDUP_KAFKA_DIR").unwrap_or_else(|_| {
+        format!("{}/roundup-kafka-{port}", std::env::var("TMPDIR").unwrap_or_else(|_| "/tmp".to_owned()))
+    });
+    std::fs::read_to_string(format!("{dir}/kafka.pid")).ok()?.trim().parse().ok()
 }
 
 /// Reads until `lines` committed lines are in, or `within` passes.
@@ -148,13 +222,16 @@ fn summary_latencies(
             continue;
         }
         let session = String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned();
+        // Only sessions whose end makes their last summary are timed.
         let Some(left) = summaries.get_mut(&session) else { continue };
         *left -= 1;
         if *left == 0 {
-            if let Some(sent) = ended.lock().unwrap().remove(&session) {
-                latencies.push(sent.elapsed());
+            match ended.lock().unwrap().remove(&session) {
+                Some(sent) => latencies.push(sent.elapsed()),
+                None => eprintln!("{session}: its last summary came before its end was sent"),
             }
         }
     }
+    eprintln!("{} of {sessions} sessions' ends seen", latencies.len());
     latencies
 }

@@ -208,7 +208,7 @@ impl Worker {
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let last = log.lines().last().unwrap_or_default();
         assert!(last.contains(" begins "), "killed inside a transaction, its last line: {last}");
-        log.lines().filter(|line| line.ends_with(" committed")).count()
+        log.lines().filter(|line| line.contains(" committed")).count()
     }
 
     /// Sends `signal` the moment the worker's log says a transaction began.
@@ -233,6 +233,11 @@ impl Worker {
         thread::sleep(pause);
         Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status().unwrap();
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The worker's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The worker's log so far.
