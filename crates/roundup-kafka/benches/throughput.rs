@@ -13,6 +13,7 @@
 //!   stream) to the producer, to reading its summary line, committed, from
 //!   the output topic.
 //!
+//! `ROUNDUP_BENCH_BATCH` sets the records per transaction (default 2000).
 //! Figures are in docs/kafka.md.
 
 use std::collections::HashMap;
@@ -33,6 +34,7 @@ fn main() {
     let traffic = traffic(sessions);
     let expected = expected(&traffic);
     let events: usize = traffic.iter().map(|(_, events)| events.len() + 1).sum();
+    let total_events = events;
     assert!(
         expected.values().all(|lines| lines.iter().any(|l| l.starts_with(r#"{"type":"summary""#))),
         "every session ends with a summary"
@@ -43,6 +45,9 @@ fn main() {
         "{sessions} sessions: {events} events (end-of-session records included), {lines} output lines, {rounds} rounds"
     );
 
+    // ROUNDUP_BENCH_BATCH: records per transaction at most (the worker's
+    // --batch; its default is 2000).
+    let batch = std::env::var("ROUNDUP_BENCH_BATCH").unwrap_or_else(|_| "2000".to_owned());
     let mut by_workers = Vec::new();
     for workers in [1, 2] {
         let input = unique("bench-in");
@@ -51,11 +56,14 @@ fn main() {
         let (output, group) = (unique("bench-out"), unique("bench"));
         let broker_cpu = broker_pid().map(cpu_seconds);
         let start = Instant::now();
+        let options = ["--input", &input, "--output", &output, "--group", &group, "--batch", &batch];
         let running: Vec<Worker> =
-            (0..workers).map(|i| Worker::start(WORKER, &format!("w{i}"), &input, &output, &group, false)).collect();
-        // Steady throughput: from the first committed offset to the last
-        // (joining the group and restoring are not in it).
-        let (first, last) = committed_progress(&group, &input, events as i64, Duration::from_secs(600));
+            (0..workers).map(|i| Worker::start_with(WORKER, &format!("w{i}"), &options, false)).collect();
+        // Steady throughput: from the moment every worker holds its share
+        // of the partitions to the last committed offset (joining the
+        // group, restoring and rebalancing are not in it).
+        let (first, done_then, last) =
+            committed_progress(&group, &input, events as i64, || settled(&running), Duration::from_secs(600));
         let seen = wait_for_lines(&output, lines, Duration::from_secs(600));
         let elapsed = start.elapsed();
         assert_eq!(seen, lines, "every line committed");
@@ -66,14 +74,15 @@ fn main() {
         let checkpoint_bytes: u64 = logs.iter().map(|log| stat(log, "bytes")).sum();
         let checkpoints: u64 = logs.iter().map(|log| stat(log, "checkpoints")).sum();
         let seconds = (last - first).as_secs_f64();
+        let events = events - done_then as usize;
         println!(
-            "{workers} worker(s): {:.2} s steady ({:.1} s from start), {:.0} events/s, {:.0} rounds/s, \
+            "{workers} worker(s): {events} events in {:.2} s steady ({:.1} s from start), {:.0} events/s, {:.0} rounds/s, \
              {} transactions ({:.0} records each), {checkpoints} checkpoints ({:.2} per event, {:.0} bytes each); \
              CPU: workers {worker_cpu:.1} s, broker {}",
             seconds,
             elapsed.as_secs_f64(),
             events as f64 / seconds,
-            rounds as f64 / seconds,
+            rounds as f64 * events as f64 / total_events as f64 / seconds,
             transactions,
             events as f64 / transactions.max(1) as f64,
             checkpoints as f64 / events as f64,
@@ -139,14 +148,46 @@ fn stat(log: &str, after_number: &str) -> u64 {
     words.windows(2).find(|w| w[1] == after_number).and_then(|w| w[0].parse().ok()).unwrap_or(0)
 }
 
-/// When the group's committed offsets of `topic` first moved, and when they
-/// reached `total`.
-fn committed_progress(group: &str, topic: &str, total: i64, within: Duration) -> (Instant, Instant) {
+/// Every worker holds partitions, and together all of them, each once (its
+/// trace's last `partitions` line says what it holds).
+fn settled(workers: &[Worker]) -> bool {
+    let mut all = Vec::new();
+    for worker in workers {
+        let log = worker.log();
+        let Some(line) = log.lines().rev().find(|line| line.contains(": partitions [")) else { return false };
+        let held: Vec<i32> = line
+            .rsplit('[')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(']')
+            .split(", ")
+            .filter_map(|p| p.parse().ok())
+            .collect();
+        if held.is_empty() {
+            return false;
+        }
+        all.extend(held);
+    }
+    all.sort_unstable();
+    all == (0..roundup_testkit::kafka::PARTITIONS).collect::<Vec<_>>()
+}
+
+/// When `ready` first held, the group's committed offsets of `topic` then,
+/// and when they reached `total`.
+fn committed_progress(
+    group: &str,
+    topic: &str,
+    total: i64,
+    mut ready: impl FnMut() -> bool,
+    within: Duration,
+) -> (Instant, i64, Instant) {
     let consumer: rdkafka::consumer::BaseConsumer = rdkafka::config::ClientConfig::new()
         .set("bootstrap.servers", roundup_testkit::kafka::brokers())
         .set("group.id", group)
         .set("enable.auto.commit", "false")
-        .set("isolation.level", "read_committed")
+        // Not read_committed: that would make each offset fetch wait until
+        // no transaction of the group is open, which under load is rarely.
+        .set("isolation.level", "read_uncommitted")
         .create()
         .unwrap();
     let mut list = rdkafka::TopicPartitionList::new();
@@ -162,11 +203,12 @@ fn committed_progress(group: &str, topic: &str, total: i64, within: Duration) ->
             .map(|c| c.elements().iter().filter_map(|e| e.offset().to_raw()).filter(|&o| o > 0).sum())
             .unwrap_or(0);
         let now = Instant::now();
-        if done > 0 && first.is_none() {
-            first = Some(now);
+        if first.is_none() && ready() {
+            first = Some((now, done));
         }
         if done >= total {
-            return (first.unwrap_or(now), now);
+            let (at, then) = first.unwrap_or((now, done));
+            return (at, then, now);
         }
         thread::sleep(Duration::from_millis(20));
     }

@@ -45,7 +45,7 @@ Options:
                        else 127.0.0.1:9092)
   --id ID              this worker's transactional id, unique among the
                        live workers (default: GROUP-HOSTNAME-PID)
-  --batch N            at most N records per transaction (default 500)
+  --batch N            at most N records per transaction (default 2000)
   --batch-ms MS        a transaction gathers records for at most MS (default 100)
   -h, --help           this text
 
@@ -105,7 +105,7 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
             .get("id")
             .cloned()
             .unwrap_or_else(|| format!("{group}-{host}-{}", std::process::id())),
-        batch_records: number("batch", 500)?.max(1) as usize,
+        batch_records: number("batch", 2000)?.max(1) as usize,
         batch_time: Duration::from_millis(number("batch-ms", 100)?),
         trace: std::env::var_os("ROUNDUP_KAFKA_TRACE").is_some(),
         offsets_outside_transaction: std::env::var_os("ROUNDUP_KAFKA_BREAK_EXACTLY_ONCE").is_some(),

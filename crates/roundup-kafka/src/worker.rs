@@ -254,8 +254,14 @@ impl Worker {
                 self.partitions.remove(partition);
             }
         }
+        let changed = !changes.revoked.is_empty() || !changes.assigned.is_empty();
         for partition in changes.assigned {
             self.restore(partition, false)?;
+        }
+        if changed && self.config.trace {
+            let mut held: Vec<i32> = self.partitions.keys().copied().collect();
+            held.sort_unstable();
+            eprintln!("roundup-kafka: partitions {held:?}");
         }
         Ok(())
     }
@@ -434,15 +440,21 @@ fn new_producer(config: &Config) -> Result<BaseProducer, WorkerError> {
 /// they come. `commit_transaction` flushes too, but rdkafka's flush polls
 /// for 100 ms at a time whatever arrives, which bounded every transaction
 /// at 100 ms; after this, its flush finds nothing left and returns at once.
+/// A zero-timeout poll serves what has arrived without spinning (a short
+/// timeout rounds down to zero inside rdkafka's poll loop and spins on the
+/// clock until it ends), and the thread sleeps in between.
 fn flush(producer: &BaseProducer) -> Result<(), KafkaError> {
     let deadline = Instant::now() + TXN_TIMEOUT;
-    while producer.in_flight_count() > 0 {
+    loop {
+        producer.poll(Duration::ZERO);
+        if producer.in_flight_count() == 0 {
+            return Ok(());
+        }
         if Instant::now() >= deadline {
             return Err(KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut));
         }
-        producer.poll(Duration::from_millis(1));
+        std::thread::sleep(Duration::from_micros(250));
     }
-    Ok(())
 }
 
 /// Sends a record, waiting for room in the producer's queue.
