@@ -2,7 +2,7 @@
 //! error that lists what is allowed.
 
 use pyo3::exceptions::PyValueError;
-use pyo3::PyResult;
+use pyo3::prelude::*;
 use roundup::{AnomalyKind, FinishReason, ToolCallStatus};
 
 fn parse<T>(what: &str, name: &str, parse: fn(&str) -> Option<T>, allowed: &str) -> PyResult<T> {
@@ -15,6 +15,16 @@ pub fn status(name: &str) -> PyResult<ToolCallStatus> {
 
 pub fn reason(name: &str) -> PyResult<FinishReason> {
     parse("finish reason", name, FinishReason::parse, "'interrupted', 'canceled'")
+}
+
+/// Why a `with` block's run ends: `canceled` when an exception left the
+/// block, `interrupted` otherwise.
+pub fn on_exit(exc_type: Option<&Bound<'_, PyAny>>) -> FinishReason {
+    if exc_type.is_some() {
+        FinishReason::Canceled
+    } else {
+        FinishReason::Interrupted
+    }
 }
 
 pub fn anomaly(name: &str) -> PyResult<AnomalyKind> {

@@ -150,16 +150,7 @@ impl Router {
     /// Returns how many sessions there were.
     #[pyo3(signature = (reason="interrupted"))]
     fn finish_all(&self, py: Python<'_>, reason: &str) -> PyResult<usize> {
-        let reason: FinishReason = names::reason(reason)?;
-        let adapter = &self.shared.adapter;
-        let finished = self.shared.with(py, |router| {
-            if let Some(adapter) = adapter.lock().as_mut() {
-                adapter.end(&mut Apply(router));
-            }
-            router.finish_all(reason)
-        })?;
-        raise_pending()?;
-        Ok(finished)
+        self.end_stream(py, names::reason(reason)?)
     }
 
     /// Sessions seen and not closed (open or evicted).
@@ -186,7 +177,22 @@ impl Router {
         _exc: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        self.finish_all(py, if exc_type.is_some() { "canceled" } else { "interrupted" })?;
+        self.end_stream(py, names::on_exit(exc_type))?;
         Ok(false)
+    }
+}
+
+impl Router {
+    /// `finish_all` with the reason already read.
+    fn end_stream(&self, py: Python<'_>, reason: FinishReason) -> PyResult<usize> {
+        let adapter = &self.shared.adapter;
+        let finished = self.shared.with(py, |router| {
+            if let Some(adapter) = adapter.lock().as_mut() {
+                adapter.end(&mut Apply(router));
+            }
+            router.finish_all(reason)
+        })?;
+        raise_pending()?;
+        Ok(finished)
     }
 }

@@ -12,8 +12,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use roundup::{
-    write_record, write_summary, Call, Checkpoint, FinishReason, OpsLine, RoundBuilder as Builder, SinkRecord,
-    StreamHandler, ToolCallStatus,
+    write_record, write_summary, Call, Checkpoint, OpsLine, RoundBuilder as Builder, SinkRecord, StreamHandler,
+    ToolCallStatus,
 };
 
 use crate::callbacks::{raise_pending, PySink, PyUi};
@@ -274,7 +274,7 @@ impl Session {
         _exc: Option<&Bound<'_, PyAny>>,
         _traceback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let reason = if exc_type.is_some() { FinishReason::Canceled } else { FinishReason::Interrupted };
+        let reason = names::on_exit(exc_type);
         match &self.target {
             Target::Routed { router, name } => router.with(py, |router| router.close(name.as_deref(), reason))?,
             Target::Own { .. } => {
