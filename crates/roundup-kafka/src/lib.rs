@@ -21,6 +21,7 @@
 
 mod error;
 mod partition;
+mod position;
 mod restore;
 mod topics;
 mod worker;

@@ -6,13 +6,15 @@
 //! - the checkpoints of the sessions it touched (the checkpoint topic,
 //!   compacted, keyed by session, written to the partition of the same
 //!   number as the input's, so that a partition's state is one partition
-//!   to read back);
+//!   to read back), and for each input partition the position its
+//!   checkpoints reach (see [`position`](crate::position));
 //! - the input offsets after it (`send_offsets_to_transaction`, which
 //!   also fences a worker that lost its partitions).
 //!
 //! A worker that takes a partition over reads its committed offsets
 //! (waiting for a dead worker's open transaction to be aborted), then the
-//! partition's checkpoints, and reads on from there. Nothing committed is
+//! partition's checkpoints up to the position of those offsets, and reads
+//! on from there. Nothing committed is
 //! lost and nothing is output twice.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -31,7 +33,7 @@ use roundup::ReplayOptions;
 
 use crate::error::WorkerError;
 use crate::partition::Partition;
-use crate::{restore, topics};
+use crate::{position, restore, topics};
 
 /// How long a transaction's calls may take before the batch is aborted.
 const TXN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -75,7 +77,8 @@ pub struct Stats {
     pub events: u64,
     /// Output lines committed.
     pub lines: u64,
-    /// Checkpoint records committed, and their bytes.
+    /// Records committed to the checkpoint topic: the sessions'
+    /// checkpoints, and one position per input partition per transaction.
     pub checkpoints: u64,
     /// The bytes of those checkpoints.
     pub checkpoint_bytes: u64,
@@ -142,6 +145,18 @@ impl std::fmt::Display for Abort {
     }
 }
 
+/// What the producer needs before a worker reads on from the committed
+/// state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mend {
+    /// No transaction is open.
+    Nothing,
+    /// Abort the open transaction (or, if that fails, make a new producer).
+    AbortTransaction,
+    /// The producer cannot go on: a new one.
+    NewProducer,
+}
+
 /// One input record, owned: a batch outlives the poll that read it.
 struct Event {
     partition: i32,
@@ -202,7 +217,19 @@ impl Worker {
     /// Runs until `stop` is set; the last batch is committed first.
     pub fn run(&mut self, stop: &AtomicBool) -> Result<Stats, WorkerError> {
         while !stop.load(Ordering::Relaxed) {
-            let batch = self.gather()?;
+            let batch = match self.gather() {
+                Ok(batch) => batch,
+                Err(error) => {
+                    // A partition assigned meanwhile could not be taken (the
+                    // broker away, say): no transaction is open, and what
+                    // was read is read again.
+                    eprintln!(
+                        "roundup-kafka: taking a partition failed, reading again from the committed state: {error}"
+                    );
+                    self.recover(Mend::Nothing)?;
+                    continue;
+                }
+            };
             if batch.is_empty() {
                 continue;
             }
@@ -211,7 +238,8 @@ impl Worker {
                 Err(error) => {
                     eprintln!("roundup-kafka: batch aborted, reading again from the committed state: {error}");
                     self.stats.aborted += 1;
-                    self.recover(&error)?;
+                    let fatal = matches!(&error, Abort::Kafka(KafkaError::Transaction(e)) if e.is_fatal());
+                    self.recover(if fatal { Mend::NewProducer } else { Mend::AbortTransaction })?;
                 }
             }
         }
@@ -278,15 +306,23 @@ impl Worker {
             .consumer
             .committed_offsets(list, Duration::from_secs(60))
             .map_err(WorkerError::kafka("read the committed offsets of", &self.config.input))?;
+        let committed = match committed.find_partition(&self.config.input, partition).map(|e| e.offset()) {
+            Some(Offset::Offset(offset)) => Some(offset),
+            // Nothing committed yet: from the start, as auto.offset.reset says.
+            _ => None,
+        };
+        // The broken variant's offsets run ahead of its transactions: no
+        // position would ever reach them.
+        let until = committed.filter(|_| !self.config.offsets_outside_transaction);
         let mut state = Partition::new(self.replay_options(), self.config.ui.is_some());
-        restore::read(&self.config.brokers, &self.config.checkpoints, partition, &mut state)?;
+        let restored = restore::read(&self.config.brokers, &self.config.checkpoints, partition, until, &mut state)?;
+        if self.config.trace {
+            let waited = if restored.waited { ", after waiting for the last commit's markers" } else { "" };
+            eprintln!("roundup-kafka: partition {partition} restored from {} records{waited}", restored.records);
+        }
         self.partitions.insert(partition, state);
         if rewind {
-            let offset = match committed.find_partition(&self.config.input, partition).map(|e| e.offset()) {
-                Some(Offset::Offset(offset)) => Offset::Offset(offset),
-                // Nothing committed yet: from the start, as auto.offset.reset says.
-                _ => Offset::Beginning,
-            };
+            let offset = committed.map_or(Offset::Beginning, Offset::Offset);
             self.consumer
                 .seek(&self.config.input, partition, offset, Duration::from_secs(10))
                 .map_err(WorkerError::kafka("go back to the committed offset of", &self.config.input))?;
@@ -352,6 +388,16 @@ impl Worker {
                 checkpoints += 1;
             }
         }
+        for (&partition, &offset) in &next {
+            let value = position::encode(offset);
+            checkpoint_bytes += value.len() as u64;
+            let record = BaseRecord::<[u8], Vec<u8>>::to(&self.config.checkpoints)
+                .key(position::KEY)
+                .payload(&value)
+                .partition(partition);
+            send(&self.producer, record)?;
+            checkpoints += 1;
+        }
         let applied = began.elapsed();
         if !self.config.offsets_outside_transaction {
             let Some(group) = self.consumer.group_metadata() else {
@@ -375,32 +421,40 @@ impl Worker {
         Ok(Ok(()))
     }
 
-    /// After a failed transaction: abort it (or, when the producer cannot
-    /// go on, make a new one), then take every assigned partition again from
-    /// its committed state.
+    /// After a failed transaction or a partition that could not be taken:
+    /// mend the producer, then take every assigned partition again from its
+    /// committed state.
     ///
     /// The broker may be away (a restart): this is tried again for a
     /// minute before the worker gives up and stops, which is safe: its
     /// partitions go to another worker, from the committed state.
-    fn recover(&mut self, error: &Abort) -> Result<(), WorkerError> {
-        let mut fatal = matches!(error, Abort::Kafka(KafkaError::Transaction(e)) if e.is_fatal());
+    fn recover(&mut self, mut mend: Mend) -> Result<(), WorkerError> {
         let mut attempt = 0;
         loop {
-            match self.try_recover(fatal) {
+            match self.try_recover(mend) {
                 Ok(()) => return Ok(()),
                 Err(error) if attempt < 30 => {
                     eprintln!("roundup-kafka: recovering, trying again in 2 s: {error}");
                     std::thread::sleep(Duration::from_secs(2));
                     attempt += 1;
-                    fatal = true;
+                    // Whatever state the producer was left in, a new one
+                    // is sure to be ready (an idle producer stays as it is).
+                    if mend != Mend::Nothing {
+                        mend = Mend::NewProducer;
+                    }
                 }
                 Err(error) => return Err(error),
             }
         }
     }
 
-    fn try_recover(&mut self, fatal: bool) -> Result<(), WorkerError> {
-        if fatal || self.producer.abort_transaction(TXN_TIMEOUT).is_err() {
+    fn try_recover(&mut self, mend: Mend) -> Result<(), WorkerError> {
+        let replace = match mend {
+            Mend::Nothing => false,
+            Mend::AbortTransaction => self.producer.abort_transaction(TXN_TIMEOUT).is_err(),
+            Mend::NewProducer => true,
+        };
+        if replace {
             self.producer = new_producer(&self.config)?;
         }
         self.partitions.clear();

@@ -16,8 +16,8 @@ use std::thread;
 use std::time::Duration;
 
 use roundup_testkit::kafka::{
-    committed_output, create_topic, exactly_once, expected, expected_as, produce, require_broker, traffic, unique,
-    Worker,
+    committed_output, consumed, create_topic, exactly_once, expected, expected_as, produce, require_broker, traffic,
+    unique, Worker,
 };
 
 /// One scenario at a time: they share the broker, and one restarts it.
@@ -58,13 +58,17 @@ impl Scenario {
         thread::spawn(move || produce(&topic, &traffic, over, |_| {}))
     }
 
-    fn check(&self) {
+    /// Panics with what differs and the end of each worker's log.
+    fn check(&self, workers: &[&Worker]) {
         if let Err(difference) = self.exactly_once() {
-            panic!("{difference}");
+            let logs: String = workers.iter().map(|worker| worker.log_tail(60)).collect();
+            panic!("{difference}\n{logs}");
         }
     }
 
     fn exactly_once(&self) -> Result<(), String> {
+        // Recovering from a broker restart may take the workers a while.
+        consumed(&self.input, &self.group, Duration::from_secs(240))?;
         let lines = self.expected.values().map(Vec::len).sum();
         let actual = committed_output(&self.output, lines, Duration::from_secs(180));
         exactly_once(&actual, &self.expected)
@@ -87,7 +91,7 @@ fn a_worker_killed_mid_stream_loses_nothing_and_repeats_nothing() {
     let committed = a.kill_in_transaction();
     assert!(committed > 0, "the killed worker had committed transactions before");
     producing.join().unwrap();
-    scenario.check();
+    scenario.check(&[&b]);
     let expected_ui = expected_as(&scenario.traffic, "ui");
     let ui_lines = expected_ui.values().map(Vec::len).sum();
     if let Err(difference) = exactly_once(&committed_output(&ui, ui_lines, Duration::from_secs(120)), &expected_ui) {
@@ -129,7 +133,7 @@ fn a_zombie_worker_waking_up_mid_transaction_is_fenced() {
     thread::sleep(Duration::from_secs(5));
     a.pause_in_transaction(Duration::from_secs(14));
     producing.join().unwrap();
-    scenario.check();
+    scenario.check(&[&a, &b]);
     let log = a.log();
     assert!(log.contains("batch aborted"), "the zombie's transaction was refused:\n{log}");
     a.stop();
@@ -148,7 +152,7 @@ fn a_worker_joining_and_leaving_loses_nothing_and_repeats_nothing() {
     thread::sleep(Duration::from_secs(5));
     c.stop();
     producing.join().unwrap();
-    scenario.check();
+    scenario.check(&[&a, &b]);
     a.stop();
     b.stop();
 }
@@ -164,6 +168,6 @@ fn a_broker_restart_loses_nothing_and_repeats_nothing() {
     let restart = Command::new(script).arg("restart").output().unwrap();
     assert!(restart.status.success(), "the broker restarts: {}", String::from_utf8_lossy(&restart.stderr));
     producing.join().unwrap();
-    scenario.check();
+    scenario.check(&[&a]);
     a.stop();
 }

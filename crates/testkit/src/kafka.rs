@@ -245,6 +245,14 @@ impl Worker {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The last `lines` lines of the worker's log, headed by its name.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let log = self.log();
+        let all: Vec<&str> = log.lines().collect();
+        let tail = all[all.len().saturating_sub(lines)..].join("\n");
+        format!("-- the last {} of {} lines of {}:\n{tail}\n", lines.min(all.len()), all.len(), self.log.display())
+    }
+
     /// SIGTERM: commits its batch and leaves the group.
     pub fn stop(mut self) -> String {
         Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
@@ -273,6 +281,50 @@ pub fn committed_reader(topic: &str) -> BaseConsumer {
     consumer
 }
 
+/// Waits until `group` has committed offsets at the end of every partition
+/// of `input` (read stable, as a worker reads them): every event is then
+/// in a committed transaction, however long the workers took to recover.
+/// Else says how far the group got.
+pub fn consumed(input: &str, group: &str, within: Duration) -> Result<(), String> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", brokers())
+        .set("group.id", group)
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut ends = Vec::new();
+    for partition in 0..PARTITIONS {
+        let (_, high) = consumer.fetch_watermarks(input, partition, Duration::from_secs(30)).unwrap();
+        ends.push(high);
+    }
+    let deadline = Instant::now() + within;
+    let mut list = TopicPartitionList::new();
+    for partition in 0..PARTITIONS {
+        list.add_partition(input, partition);
+    }
+    let mut at = Vec::new();
+    while Instant::now() < deadline {
+        // The broker may be restarting: an error is asked again.
+        if let Ok(committed) = consumer.committed_offsets(list.clone(), Duration::from_secs(10)) {
+            at = (0..PARTITIONS)
+                .map(|p| match committed.find_partition(input, p).map(|e| e.offset()) {
+                    Some(Offset::Offset(offset)) => offset,
+                    _ => 0,
+                })
+                .collect();
+            if at.iter().zip(&ends).all(|(at, end)| at >= end) {
+                return Ok(());
+            }
+        }
+        thread::sleep(Duration::from_millis(250));
+    }
+    Err(format!(
+        "the group {group} did not consume its input within {} s: its committed offsets are {at:?}, the ends {ends:?}",
+        within.as_secs()
+    ))
+}
+
 /// The committed output, by session, once `lines` lines are there and no
 /// more come for a while (a duplicate would come late).
 pub fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap<String, Vec<String>> {
@@ -292,7 +344,9 @@ pub fn committed_output(topic: &str, lines: usize, within: Duration) -> BTreeMap
             }
             Some(Err(KafkaError::PartitionEOF(_))) | None => {
                 // Enough lines and 5 s with no more (a repeat would come
-                // late), or 30 s with none at all (some were lost).
+                // late), or 30 s with none at all (some were lost: when the
+                // input is consumed, see `consumed`, the last transaction's
+                // lines are readable within milliseconds).
                 let since = *quiet_since.get_or_insert_with(Instant::now);
                 let quiet = since.elapsed();
                 if (count >= lines && quiet > Duration::from_secs(5)) || quiet > Duration::from_secs(30) {
