@@ -14,8 +14,7 @@
 //! A worker that takes a partition over reads its committed offsets
 //! (waiting for a dead worker's open transaction to be aborted), then the
 //! partition's checkpoints up to the position of those offsets, and reads
-//! on from there. Nothing committed is
-//! lost and nothing is output twice.
+//! on from there. Nothing committed is lost and nothing is output twice.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -203,7 +203,8 @@ impl Worker {
     /// began), with no chance to commit or leave the group. Returns the
     /// transactions it had committed.
     pub fn kill_in_transaction(mut self) -> usize {
-        self.signal_in_transaction("-KILL");
+        self.stop_in_transaction();
+        self.signal("-KILL");
         self.child.wait().unwrap();
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let last = log.lines().last().unwrap_or_default();
@@ -211,27 +212,38 @@ impl Worker {
         log.lines().filter(|line| line.contains(" committed")).count()
     }
 
-    /// Sends `signal` the moment the worker's log says a transaction began.
-    fn signal_in_transaction(&mut self, signal: &str) {
+    /// Stops the worker (SIGSTOP) inside a transaction: the moment its log
+    /// says one began, it is stopped, and if its log says more by then (the
+    /// transaction was quick), it goes on (SIGCONT) until the next one.
+    fn stop_in_transaction(&mut self) {
+        let in_transaction = |log: &str| log.lines().last().is_some_and(|line| line.contains(" begins "));
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            if log.lines().last().is_some_and(|line| line.contains(" begins ")) {
-                Command::new("kill").args([signal, &self.child.id().to_string()]).status().unwrap();
-                return;
+            if in_transaction(&log) {
+                self.signal("-STOP");
+                if in_transaction(&std::fs::read_to_string(&self.log).unwrap_or_default()) {
+                    return;
+                }
+                self.signal("-CONT");
             }
-            assert!(Instant::now() < deadline, "the worker opened no transaction within 30 s:\n{log}");
+            assert!(Instant::now() < deadline, "the worker was not stopped inside a transaction within 30 s:\n{log}");
             thread::sleep(Duration::from_micros(200));
         }
+    }
+
+    fn signal(&self, signal: &str) {
+        let sent = Command::new("kill").args([signal, &self.child.id().to_string()]).status().unwrap();
+        assert!(sent.success(), "kill {signal} {}", self.child.id());
     }
 
     /// SIGSTOP inside a transaction, for `pause` (longer than the group's
     /// session timeout: its partitions go to another worker), then SIGCONT:
     /// a zombie that wakes up with a transaction open. Returns its log.
     pub fn pause_in_transaction(&mut self, pause: Duration) -> String {
-        self.signal_in_transaction("-STOP");
+        self.stop_in_transaction();
         thread::sleep(pause);
-        Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status().unwrap();
+        self.signal("-CONT");
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
@@ -255,7 +267,7 @@ impl Worker {
 
     /// SIGTERM: commits its batch and leaves the group.
     pub fn stop(mut self) -> String {
-        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        self.signal("-TERM");
         let status = self.child.wait().unwrap();
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         assert!(status.success(), "the worker stopped cleanly: {status}\n{log}");
