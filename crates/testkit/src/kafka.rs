@@ -275,16 +275,22 @@ impl Worker {
     }
 }
 
-/// A reader of every partition of `topic` from its start, committed
-/// records only (as the output's readers must read).
-pub fn committed_reader(topic: &str) -> BaseConsumer {
-    let consumer: BaseConsumer = ClientConfig::new()
+/// A consumer of `group` that reads committed records only, and commits
+/// nothing by itself.
+fn read_committed_consumer(group: &str) -> BaseConsumer {
+    ClientConfig::new()
         .set("bootstrap.servers", brokers())
-        .set("group.id", unique("reader"))
+        .set("group.id", group)
         .set("isolation.level", "read_committed")
         .set("enable.auto.commit", "false")
         .create()
-        .unwrap();
+        .unwrap()
+}
+
+/// A reader of every partition of `topic` from its start, committed
+/// records only (as the output's readers must read).
+pub fn committed_reader(topic: &str) -> BaseConsumer {
+    let consumer = read_committed_consumer(&unique("reader"));
     let mut list = TopicPartitionList::new();
     for partition in 0..PARTITIONS {
         list.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
@@ -298,13 +304,7 @@ pub fn committed_reader(topic: &str) -> BaseConsumer {
 /// in a committed transaction, however long the workers took to recover.
 /// Else says how far the group got.
 pub fn consumed(input: &str, group: &str, within: Duration) -> Result<(), String> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", brokers())
-        .set("group.id", group)
-        .set("isolation.level", "read_committed")
-        .set("enable.auto.commit", "false")
-        .create()
-        .unwrap();
+    let consumer = read_committed_consumer(group);
     let mut ends = Vec::new();
     for partition in 0..PARTITIONS {
         let (_, high) = consumer.fetch_watermarks(input, partition, Duration::from_secs(30)).unwrap();
