@@ -222,6 +222,7 @@ impl Worker {
             let log = std::fs::read_to_string(&self.log).unwrap_or_default();
             if in_transaction(&log) {
                 self.signal("-STOP");
+                self.wait_until_stopped();
                 if in_transaction(&std::fs::read_to_string(&self.log).unwrap_or_default()) {
                     return;
                 }
@@ -229,6 +230,19 @@ impl Worker {
             }
             assert!(Instant::now() < deadline, "the worker was not stopped inside a transaction within 30 s:\n{log}");
             thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// A signal is delivered after `kill` returns: the worker may still
+    /// write a line. Its state in /proc says when it has stopped.
+    fn wait_until_stopped(&self) {
+        let stat = format!("/proc/{}/stat", self.child.id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // The state follows the command name, which is in parentheses.
+        let state = || std::fs::read_to_string(&stat).ok()?.rsplit_once(") ")?.1.chars().next();
+        while state() != Some('T') {
+            assert!(Instant::now() < deadline, "the worker did not stop within 10 s of SIGSTOP: {:?}", state());
+            thread::sleep(Duration::from_micros(100));
         }
     }
 
