@@ -37,6 +37,10 @@ use crate::{position, restore, topics};
 /// How long a transaction's calls may take before the batch is aborted.
 const TXN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a worker tries to take its partitions again after a failure
+/// before it stops.
+const RECOVERY_TIME: Duration = Duration::from_secs(60);
+
 /// What a worker reads and writes.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -426,16 +430,17 @@ impl Worker {
     ///
     /// The broker may be away (a restart): this is tried again for a
     /// minute before the worker gives up and stops, which is safe: its
-    /// partitions go to another worker, from the committed state.
+    /// partitions go to another worker, from the committed state. The
+    /// minute bounds the whole recovery, not each try: a try that itself
+    /// took long (a restore waiting out its timeout) is not made again.
     fn recover(&mut self, mut mend: Mend) -> Result<(), WorkerError> {
-        let mut attempt = 0;
+        let deadline = Instant::now() + RECOVERY_TIME;
         loop {
             match self.try_recover(mend) {
                 Ok(()) => return Ok(()),
-                Err(error) if attempt < 30 => {
+                Err(error) if Instant::now() < deadline => {
                     eprintln!("roundup-kafka: recovering, trying again in 2 s: {error}");
                     std::thread::sleep(Duration::from_secs(2));
-                    attempt += 1;
                     // Whatever state the producer was left in, a new one
                     // is sure to be ready (an idle producer stays as it is).
                     if mend != Mend::Nothing {
