@@ -357,7 +357,20 @@ impl Worker {
             self.consumer.commit(&offsets, CommitMode::Sync)?;
         }
         if self.config.trace {
-            eprintln!("roundup-kafka: transaction {number} begins ({} records)", batch.len());
+            // Which input records the transaction holds: what a test that
+            // kills the worker here knows it lost, if offsets were committed
+            // outside it.
+            let mut first: BTreeMap<i32, i64> = BTreeMap::new();
+            for event in batch {
+                first.entry(event.partition).or_insert(event.offset);
+            }
+            let ranges: Vec<String> =
+                first.iter().map(|(partition, first)| format!("{partition}:{first}-{}", next[partition] - 1)).collect();
+            eprintln!(
+                "roundup-kafka: transaction {number} begins ({} records; offsets {})",
+                batch.len(),
+                ranges.join(" ")
+            );
         }
         let mut lines = 0;
         for event in batch {

@@ -2,7 +2,7 @@
 //! `kafka`): topics, recorded traffic produced as keyed events, worker
 //! processes, and the committed output read back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::thread;
@@ -109,19 +109,80 @@ pub fn expected(traffic: &[(String, Vec<Vec<u8>>)]) -> BTreeMap<String, Vec<Stri
 
 /// What `roundup replay --emit EMIT` prints for each session's events.
 pub fn expected_as(traffic: &[(String, Vec<Vec<u8>>)], emit: &str) -> BTreeMap<String, Vec<String>> {
-    let options =
-        roundup::ReplayOptions::new().to(roundup::encoders::OutputFormat::named(emit).expect("an output format"));
+    traffic.iter().map(|(session, events)| (session.clone(), replayed(events.iter(), emit))).collect()
+}
+
+/// What `roundup replay` prints for the sessions that lose `lost` (a
+/// session and the index of its event), those sessions only: what a worker
+/// that skipped those events would write.
+pub fn expected_without(
+    traffic: &[(String, Vec<Vec<u8>>)],
+    lost: &BTreeSet<(String, usize)>,
+) -> BTreeMap<String, Vec<String>> {
     traffic
         .iter()
+        .filter(|(session, _)| lost.iter().any(|(s, _)| s == session))
         .map(|(session, events)| {
-            let mut input = events.join(&b'\n');
-            input.push(b'\n');
-            let mut out = Vec::new();
-            roundup::replay(&input[..], &mut out, &options, &mut ()).unwrap();
-            let lines = String::from_utf8(out).unwrap().lines().map(str::to_owned).collect();
-            (session.clone(), lines)
+            let kept = events.iter().enumerate().filter(|(i, _)| !lost.contains(&(session.clone(), *i)));
+            (session.clone(), replayed(kept.map(|(_, event)| event), "records"))
         })
         .collect()
+}
+
+fn replayed<'a>(events: impl Iterator<Item = &'a Vec<u8>>, emit: &str) -> Vec<String> {
+    let options =
+        roundup::ReplayOptions::new().to(roundup::encoders::OutputFormat::named(emit).expect("an output format"));
+    let mut input = Vec::new();
+    for event in events {
+        input.extend_from_slice(event);
+        input.push(b'\n');
+    }
+    let mut out = Vec::new();
+    roundup::replay(&input[..], &mut out, &options, &mut ()).unwrap();
+    String::from_utf8(out).unwrap().lines().map(str::to_owned).collect()
+}
+
+/// Where each event of `topic` is: (partition, offset) to (session, the
+/// event's index in its session, counting its end), for the records there
+/// now.
+pub fn input_index(topic: &str) -> HashMap<(i32, i64), (String, usize)> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", brokers())
+        .set("group.id", unique("index"))
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "true")
+        .create()
+        .unwrap();
+    let mut list = TopicPartitionList::new();
+    let mut open = BTreeSet::new();
+    for partition in 0..PARTITIONS {
+        let (low, high) = consumer.fetch_watermarks(topic, partition, Duration::from_secs(30)).unwrap();
+        if high > low {
+            list.add_partition_offset(topic, partition, Offset::Beginning).unwrap();
+            open.insert(partition);
+        }
+    }
+    consumer.assign(&list).unwrap();
+    let mut index = HashMap::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !open.is_empty() {
+        assert!(Instant::now() < deadline, "the input {topic} was not read within 60 s");
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(message)) => {
+                let session = String::from_utf8_lossy(message.key().unwrap_or_default()).into_owned();
+                let next = seen.entry(session.clone()).or_default();
+                index.insert((message.partition(), message.offset()), (session, *next));
+                *next += 1;
+            }
+            Some(Err(KafkaError::PartitionEOF(partition))) => {
+                open.remove(&partition);
+            }
+            Some(Err(error)) => panic!("reading the input {topic}: {error}"),
+            None => {}
+        }
+    }
+    index
 }
 
 /// Produces the sessions interleaved (one event of each in turn), each
@@ -170,6 +231,26 @@ pub fn produce(topic: &str, traffic: &[(String, Vec<Vec<u8>>)], over: Duration, 
     producer.flush(Duration::from_secs(120)).expect("every event reaches the broker");
 }
 
+/// The input records of a transaction, as a worker's trace says when it
+/// begins: (partition, first offset, last offset).
+pub type Batch = Vec<(i32, i64, i64)>;
+
+/// The records of a trace line `transaction N begins (K records; offsets
+/// P:FIRST-LAST ...)`.
+fn batch_of(line: &str) -> Batch {
+    let ranges = line.split_once("; offsets ").map_or("", |(_, rest)| rest.trim_end_matches(')'));
+    ranges
+        .split_whitespace()
+        .map(|range| {
+            let parsed = range.split_once(':').and_then(|(partition, offsets)| {
+                let (first, last) = offsets.split_once('-')?;
+                Some((partition.parse().ok()?, first.parse().ok()?, last.parse().ok()?))
+            });
+            parsed.unwrap_or_else(|| panic!("a range of offsets in the trace line {line:?}"))
+        })
+        .collect()
+}
+
 /// A worker process.
 pub struct Worker {
     child: Child,
@@ -202,29 +283,39 @@ impl Worker {
     /// SIGKILL while a transaction is open (its log's last line says one
     /// began), with no chance to commit or leave the group. Returns the
     /// transactions it had committed.
-    pub fn kill_in_transaction(mut self) -> usize {
-        self.stop_in_transaction();
+    pub fn kill_in_transaction(self) -> usize {
+        self.kill_in_transaction_where(|_| true).0
+    }
+
+    /// [`kill_in_transaction`](Self::kill_in_transaction), in the first
+    /// transaction whose input records `choose` takes. Returns the
+    /// transactions committed before, and the records of the one killed.
+    pub fn kill_in_transaction_where(mut self, choose: impl FnMut(&Batch) -> bool) -> (usize, Batch) {
+        let batch = self.stop_in_transaction(choose);
         self.signal("-KILL");
         self.child.wait().unwrap();
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let last = log.lines().last().unwrap_or_default();
         assert!(last.contains(" begins "), "killed inside a transaction, its last line: {last}");
-        log.lines().filter(|line| line.contains(" committed")).count()
+        (log.lines().filter(|line| line.contains(" committed")).count(), batch)
     }
 
-    /// Stops the worker (SIGSTOP) inside a transaction: the moment its log
-    /// says one began, it is stopped, and if its log says more by then (the
-    /// transaction was quick), it goes on (SIGCONT) until the next one.
-    fn stop_in_transaction(&mut self) {
-        let in_transaction = |log: &str| log.lines().last().is_some_and(|line| line.contains(" begins "));
+    /// Stops the worker (SIGSTOP) inside a transaction whose records
+    /// `choose` takes: the moment its log says one began, it is stopped;
+    /// if its log says more by then (the transaction was quick), or
+    /// `choose` does not take it, it goes on (SIGCONT) until the next one.
+    fn stop_in_transaction(&mut self, mut choose: impl FnMut(&Batch) -> bool) -> Batch {
+        let in_transaction = |log: &str| log.lines().last().filter(|line| line.contains(" begins ")).map(batch_of);
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-            if in_transaction(&log) {
+            if in_transaction(&log).is_some() {
                 self.signal("-STOP");
                 self.wait_until_stopped();
-                if in_transaction(&std::fs::read_to_string(&self.log).unwrap_or_default()) {
-                    return;
+                if let Some(batch) = in_transaction(&std::fs::read_to_string(&self.log).unwrap_or_default()) {
+                    if choose(&batch) {
+                        return batch;
+                    }
                 }
                 self.signal("-CONT");
             }
@@ -255,7 +346,7 @@ impl Worker {
     /// session timeout: its partitions go to another worker), then SIGCONT:
     /// a zombie that wakes up with a transaction open. Returns its log.
     pub fn pause_in_transaction(&mut self, pause: Duration) -> String {
-        self.stop_in_transaction();
+        self.stop_in_transaction(|_| true);
         thread::sleep(pause);
         self.signal("-CONT");
         std::fs::read_to_string(&self.log).unwrap_or_default()
