@@ -109,37 +109,48 @@ pub fn expected(traffic: &[(String, Vec<Vec<u8>>)]) -> BTreeMap<String, Vec<Stri
 
 /// What `roundup replay --emit EMIT` prints for each session's events.
 pub fn expected_as(traffic: &[(String, Vec<Vec<u8>>)], emit: &str) -> BTreeMap<String, Vec<String>> {
-    traffic.iter().map(|(session, events)| (session.clone(), replayed(events.iter(), emit))).collect()
-}
-
-/// What `roundup replay` prints for the sessions that lose `lost` (a
-/// session and the index of its event), those sessions only: what a worker
-/// that skipped those events would write.
-pub fn expected_without(
-    traffic: &[(String, Vec<Vec<u8>>)],
-    lost: &BTreeSet<(String, usize)>,
-) -> BTreeMap<String, Vec<String>> {
+    let options =
+        roundup::ReplayOptions::new().to(roundup::encoders::OutputFormat::named(emit).expect("an output format"));
     traffic
         .iter()
-        .filter(|(session, _)| lost.iter().any(|(s, _)| s == session))
         .map(|(session, events)| {
-            let kept = events.iter().enumerate().filter(|(i, _)| !lost.contains(&(session.clone(), *i)));
-            (session.clone(), replayed(kept.map(|(_, event)| event), "records"))
+            let mut input = events.join(&b'\n');
+            input.push(b'\n');
+            let mut out = Vec::new();
+            roundup::replay(&input[..], &mut out, &options, &mut ()).unwrap();
+            let lines = String::from_utf8(out).unwrap().lines().map(str::to_owned).collect();
+            (session.clone(), lines)
         })
         .collect()
 }
 
-fn replayed<'a>(events: impl Iterator<Item = &'a Vec<u8>>, emit: &str) -> Vec<String> {
-    let options =
-        roundup::ReplayOptions::new().to(roundup::encoders::OutputFormat::named(emit).expect("an output format"));
-    let mut input = Vec::new();
-    for event in events {
-        input.extend_from_slice(event);
-        input.push(b'\n');
-    }
-    let mut out = Vec::new();
-    roundup::replay(&input[..], &mut out, &options, &mut ()).unwrap();
-    String::from_utf8(out).unwrap().lines().map(str::to_owned).collect()
+/// What a worker that skipped `lost` (a session and the index of its
+/// event, its end counted as the event after its last) writes for the
+/// sessions that lose any, those sessions only: a session whose end is
+/// lost stays open, and its runs never finish.
+pub fn expected_without(
+    traffic: &[(String, Vec<Vec<u8>>)],
+    lost: &BTreeSet<(String, usize)>,
+) -> BTreeMap<String, Vec<String>> {
+    let options = roundup::ReplayOptions::new();
+    traffic
+        .iter()
+        .filter(|(session, _)| lost.iter().any(|(s, _)| s == session))
+        .map(|(session, events)| {
+            let kept = |i: usize| !lost.contains(&(session.clone(), i));
+            let mut replayer = roundup::Replayer::new(&options).unwrap();
+            for (_, event) in events.iter().enumerate().filter(|(i, _)| kept(*i)) {
+                replayer.feed_payload(event, &mut ());
+            }
+            if kept(events.len()) {
+                replayer.end_input(&mut ());
+                while replayer.finish_next() {}
+            }
+            let mut out = Vec::new();
+            replayer.take_output(&mut out);
+            (session.clone(), String::from_utf8(out).unwrap().lines().map(str::to_owned).collect())
+        })
+        .collect()
 }
 
 /// Where each event of `topic` is: (partition, offset) to (session, the
