@@ -36,8 +36,7 @@ fuzz_target!(|bytes: &[u8]| {
     let saved = replayer.checkpoint().expect("records keep no state").to_json();
     let mut again = Replayer::new(&ReplayOptions::new()).expect("no directory to make");
     again.restore(ReplayCheckpoint::from_json(&saved).expect("a saved checkpoint reads")).expect("and restores");
-    replayer.end_input(&mut ());
-    while replayer.finish_next() {}
+    replayer.finish(&mut ());
     let mut out = Vec::new();
     replayer.take_output(&mut out);
 });

@@ -32,8 +32,7 @@ const VERSION: u32 = 1;
 /// let mut second = Replayer::new(&options).unwrap();
 /// second.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
 /// second.feed(b"xt\":\"lo\"}\n", &mut ());
-/// second.end_input(&mut ());
-/// while second.finish_next() {}
+/// second.finish(&mut ());
 /// let mut out = Vec::new();
 /// second.take_output(&mut out);
 /// assert!(out.starts_with(br#"{"type":"round","run":0,"index":0,"closed_by":"finish","message":"Hello""#));

@@ -47,8 +47,7 @@ const KEEP_LINE_CAPACITY: usize = 1 << 20;
 /// assert!(out.starts_with(br#"{"type":"round","run":0,"index":0,"closed_by":"finish","message":"Hi""#));
 ///
 /// // End of input: what is still open finishes as `interrupted`.
-/// replayer.end_input(&mut ());
-/// while replayer.finish_next() {}
+/// replayer.finish(&mut ());
 /// assert_eq!(replayer.stats().lines, 2);
 /// ```
 #[derive(Debug)]
@@ -151,8 +150,7 @@ impl Replayer {
     /// let mut replayer = Replayer::new(&ReplayOptions::new()).unwrap();
     /// replayer.feed_payload(br#"{"op":"message","text":"a\nb"}"#, &mut ());
     /// replayer.feed_payload(b"not json", &mut ());
-    /// replayer.end_input(&mut ());
-    /// while replayer.finish_next() {}
+    /// replayer.finish(&mut ());
     /// let mut out = Vec::new();
     /// replayer.take_output(&mut out);
     /// assert!(String::from_utf8(out).unwrap().contains(r#""detail":"line 2: not valid JSON: expected ident (column 2)""#));
@@ -188,6 +186,14 @@ impl Replayer {
     /// session at a time, so that output can be taken in between.
     pub fn finish_next(&mut self) -> bool {
         self.sessions.finish_first()
+    }
+
+    /// [`end_input`](Replayer::end_input), then every open run finished
+    /// at once, for a caller that takes the output afterwards rather than
+    /// session by session with [`finish_next`](Replayer::finish_next).
+    pub fn finish(&mut self, observer: &mut dyn ReplayObserver) {
+        self.end_input(observer);
+        while self.finish_next() {}
     }
 
     /// Bytes of output not taken yet.

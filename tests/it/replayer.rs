@@ -80,8 +80,7 @@ fn payloads_handed_over_one_by_one_give_the_output_of_replay() {
             for line in input.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)) {
                 replayer.feed_payload(line, &mut ());
             }
-            replayer.end_input(&mut ());
-            while replayer.finish_next() {}
+            replayer.finish(&mut ());
             let mut out = Vec::new();
             replayer.take_output(&mut out);
             // Blank lines count as lines for `replay`, not for payloads:
@@ -102,8 +101,7 @@ fn a_payload_over_the_limit_is_reported_not_held() {
     let mut replayer = Replayer::new(&options).unwrap();
     replayer.feed_payload(br#"{"op":"message","text":"long enough"}"#, &mut ());
     replayer.feed_payload(br#"{"op":"start"}"#, &mut ());
-    replayer.end_input(&mut ());
-    while replayer.finish_next() {}
+    replayer.finish(&mut ());
     let mut out = Vec::new();
     replayer.take_output(&mut out);
     let out = String::from_utf8(out).unwrap();
@@ -124,8 +122,7 @@ fn moved_after_every_payload(input: &[u8], options: &ReplayOptions) -> Vec<u8> {
         replayer = Replayer::new(options).unwrap();
         replayer.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
     }
-    replayer.end_input(&mut ());
-    while replayer.finish_next() {}
+    replayer.finish(&mut ());
     replayer.take_output(&mut out);
     out
 }
@@ -139,8 +136,7 @@ fn a_replay_moved_between_every_two_payloads_writes_what_the_whole_one_does() {
             for line in input.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)) {
                 whole_payloads.feed_payload(line, &mut ());
             }
-            whole_payloads.end_input(&mut ());
-            while whole_payloads.finish_next() {}
+            whole_payloads.finish(&mut ());
             let mut expected = Vec::new();
             whole_payloads.take_output(&mut expected);
             assert_eq!(
@@ -222,8 +218,7 @@ proptest! {
         let mut second = Replayer::new(&options).unwrap();
         second.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
         second.feed(&input[cut..], &mut ());
-        second.end_input(&mut ());
-        while second.finish_next() {}
+        second.finish(&mut ());
         second.take_output(&mut out);
         prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(whole(input, &options)).unwrap(), "{} cut at {}", name, cut);
     }
@@ -293,8 +288,7 @@ fn an_adapter_state_with_any_value_changed_is_refused_or_read_on() {
                 for line in rest {
                     again.feed_payload(line, &mut ());
                 }
-                again.end_input(&mut ());
-                while again.finish_next() {}
+                again.finish(&mut ());
                 let mut out = Vec::new();
                 again.take_output(&mut out);
                 assert_eq!(

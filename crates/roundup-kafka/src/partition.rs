@@ -182,8 +182,7 @@ fn apply(replayer: &mut Replayer, payload: Option<&[u8]>) -> impl Iterator<Item 
     match payload {
         Some(payload) => replayer.feed_payload(payload, &mut ()),
         None => {
-            replayer.end_input(&mut ());
-            while replayer.finish_next() {}
+            replayer.finish(&mut ());
         }
     }
     let mut bytes = Vec::new();

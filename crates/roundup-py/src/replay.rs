@@ -137,8 +137,7 @@ impl Replayer {
     /// output.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut inner = self.inner.lock();
-        inner.end_input(&mut ());
-        while inner.finish_next() {}
+        inner.finish(&mut ());
         self.output(py, &mut inner)
     }
 

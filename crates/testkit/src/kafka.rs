@@ -143,8 +143,7 @@ pub fn expected_without(
                 replayer.feed_payload(event, &mut ());
             }
             if kept(events.len()) {
-                replayer.end_input(&mut ());
-                while replayer.finish_next() {}
+                replayer.finish(&mut ());
             }
             let mut out = Vec::new();
             replayer.take_output(&mut out);
