@@ -270,9 +270,11 @@ fn the_reference_model_passes_the_conformance_vectors() {
         let mut now = 0;
         for op in &vector.ops {
             let line = serde_json::to_vec(op).unwrap();
-            let parsed = roundup::OpsLine::parse(&line).unwrap();
+            // An op this build cannot read yet (a pending vector's) is
+            // left out: the vector then fails, as a pending one must.
+            let Ok(parsed) = roundup::OpsLine::parse(&line) else { continue };
             now = parsed.at_ms().unwrap_or(now);
-            if let Some(call) = parsed.call().unwrap() {
+            if let Ok(Some(call)) = parsed.call() {
                 model.apply(parsed.session(), call, now);
             }
         }

@@ -6,13 +6,14 @@ import json
 import pytest
 
 import roundup
-from conftest import FIXTURES, VECTORS, ops_jsonl, subset, vector
+from conftest import FIXTURES, PENDING, VECTORS, ops_jsonl, subset, vector
 
 OUTPUTS = ["records", "ui", "agui", "deepwork", "openai-chat", "openai-responses", "anthropic"]
 
 
 def test_the_vectors_and_fixtures_are_found():
-    assert len(VECTORS) >= 27
+    assert len(VECTORS) >= 32
+    assert PENDING <= {path.stem for path in VECTORS}
     assert len(FIXTURES) >= 50
     assert set(roundup.encoders.FORMATS) == set(OUTPUTS)
 
@@ -30,7 +31,14 @@ def test_vector_ops_through_replay_equal_the_cli(path, emit, cli, tmp_path):
     assert list(roundup.replay(file, emit=emit)) == expected
 
 
-@pytest.mark.parametrize("path", VECTORS, ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="pending")) if p.stem in PENDING else p
+        for p in VECTORS
+    ],
+    ids=lambda p: p.stem,
+)
 def test_vector_through_the_router_calls_meets_its_expectations(path):
     case = vector(path)
     records = []

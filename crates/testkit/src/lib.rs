@@ -16,7 +16,7 @@ pub mod native;
 pub mod reference;
 pub mod vectors;
 
-pub use vectors::{check_all, check_output, subset, vectors, vectors_dir, Vector, KNOWN_VECTORS, PENDING};
+pub use vectors::{check_all, check_output, pending, subset, vectors, vectors_dir, Vector, KNOWN_VECTORS};
 
 /// The repository's root (the roundup crate's manifest directory).
 pub fn repo_root() -> std::path::PathBuf {
