@@ -39,8 +39,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
+use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
 use super::support::{one, report};
-use super::borrowed::{raw_text, raw_value, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -218,10 +218,17 @@ pub(crate) struct MessageStream {
 enum OpenBlock {
     Text,
     /// A tool call, and whether any argument text came.
-    Tool { id: String, arguments: bool },
+    Tool {
+        id: String,
+        arguments: bool,
+    },
     /// A block kept whole in the round's metadata when it ends (thinking
     /// and its signature, compaction): what a client sends back unchanged.
-    Kept { kind: String, text: String, signature: String },
+    Kept {
+        kind: String,
+        text: String,
+        signature: String,
+    },
     Other,
 }
 
@@ -230,7 +237,13 @@ impl MessageStream {
     /// is not one of the Messages stream (for the caller to report).
     /// `event_text` is the event's JSON, read again for what is kept as it
     /// came.
-    pub(crate) fn event(&mut self, event: &Event<'_>, event_text: &str, session: Option<&str>, calls: &mut dyn CallSink) -> bool {
+    pub(crate) fn event(
+        &mut self,
+        event: &Event<'_>,
+        event_text: &str,
+        session: Option<&str>,
+        calls: &mut dyn CallSink,
+    ) -> bool {
         match event.kind.as_deref().unwrap_or("") {
             "message_start" => {
                 let Some(message) = &event.message else { return true };
@@ -285,7 +298,13 @@ impl MessageStream {
         true
     }
 
-    fn block_start(&mut self, block: &Block<'_>, event_text: &str, session: Option<&str>, calls: &mut dyn CallSink) -> OpenBlock {
+    fn block_start(
+        &mut self,
+        block: &Block<'_>,
+        event_text: &str,
+        session: Option<&str>,
+        calls: &mut dyn CallSink,
+    ) -> OpenBlock {
         match block.kind.as_ref() {
             "text" => {
                 if let Some(text) = &block.text {
@@ -302,7 +321,8 @@ impl MessageStream {
                     calls.call(session, Call::RoundMeta { meta: &one("anthropic_kept_blocks", whole) });
                     return OpenBlock::Other;
                 }
-                let text = if kind == "compaction" { block.content.map(raw_text).unwrap_or_default() } else { text.into() };
+                let text =
+                    if kind == "compaction" { block.content.map(raw_text).unwrap_or_default() } else { text.into() };
                 let signature = block.signature.as_deref().unwrap_or("").to_owned();
                 OpenBlock::Kept { kind: kind.to_owned(), text: text.into_owned(), signature }
             }
@@ -311,7 +331,10 @@ impl MessageStream {
                 let name = block.name.as_deref().unwrap_or("");
                 calls.call(session, Call::ToolCall { id, title: name });
                 if block.kind != "tool_use" {
-                    calls.call(session, Call::ToolMeta { id, meta: &one("anthropic_block_type", Value::from(block.kind.as_ref())) });
+                    calls.call(
+                        session,
+                        Call::ToolMeta { id, meta: &one("anthropic_block_type", Value::from(block.kind.as_ref())) },
+                    );
                 }
                 // `input: {}` here is not the final value: the deltas are.
                 OpenBlock::Tool { id: id.to_owned(), arguments: false }
@@ -330,7 +353,14 @@ impl MessageStream {
         }
     }
 
-    fn block_delta(&mut self, index: u64, delta: &Delta<'_>, event_text: &str, session: Option<&str>, calls: &mut dyn CallSink) {
+    fn block_delta(
+        &mut self,
+        index: u64,
+        delta: &Delta<'_>,
+        event_text: &str,
+        session: Option<&str>,
+        calls: &mut dyn CallSink,
+    ) {
         let block = self.blocks.iter_mut().find(|(i, _)| *i == index).map(|(_, b)| b);
         match (delta.kind.as_deref().unwrap_or(""), block) {
             ("text_delta", _) => calls.call(session, Call::Message { text: delta.text.as_deref().unwrap_or("") }),
@@ -354,7 +384,8 @@ impl MessageStream {
             }
             ("citations_delta", _) => {
                 let citation = delta.citation.map(raw_value).unwrap_or(Value::Null);
-                calls.call(session, Call::RoundMeta { meta: &one("anthropic_citations", Value::Array(vec![citation])) });
+                calls
+                    .call(session, Call::RoundMeta { meta: &one("anthropic_citations", Value::Array(vec![citation])) });
             }
             (kind, _) => {
                 let delta = field_of(event_text, "delta");

@@ -36,8 +36,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::{Block, Event, MessageStream};
+use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
 use super::support::{one, report, EventCounts};
-use super::borrowed::{raw_text, raw_value, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -256,7 +256,8 @@ impl ClaudeCodeAdapter {
         if !id.is_empty() && self.streamed.iter().any(|streamed| streamed == id) {
             return;
         }
-        let blocks: Vec<&RawValue> = message.content.and_then(|c| serde_json::from_str(c.get()).ok()).unwrap_or_default();
+        let blocks: Vec<&RawValue> =
+            message.content.and_then(|c| serde_json::from_str(c.get()).ok()).unwrap_or_default();
         for raw in blocks {
             let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
                 report(calls, session, AnomalyKind::UnknownContent, &format!("claude-code: block: {}", raw.get()));
@@ -304,10 +305,8 @@ impl ClaudeCodeAdapter {
         if let Some(total) = self.last_usage.take() {
             calls.call(None, Call::TokenUsage { total });
         }
-        let meta: Meta = RESULT_FIELDS
-            .iter()
-            .filter_map(|key| Some((format!("claude_{key}"), result.get(*key)?.clone())))
-            .collect();
+        let meta: Meta =
+            RESULT_FIELDS.iter().filter_map(|key| Some((format!("claude_{key}"), result.get(*key)?.clone()))).collect();
         calls.call(None, Call::RunMeta { meta: &meta });
         if line.is_error == Some(true) {
             let what = result.get("errors").or(result.get("result")).cloned().unwrap_or(Value::Null);

@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::borrowed::{opt_cow, raw_text, raw_value, utf8, Fields};
 use super::support::{one, report};
-use super::borrowed::{raw_text, raw_value, utf8, opt_cow, Fields};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -56,9 +56,10 @@ pub static FORMAT: InputFormat = InputFormat {
 turn.*, item.*); a turn is a run; one
 session",
     detect: |event: &Map<String, Value>| {
-        event.get("type").and_then(Value::as_str).is_some_and(|kind| {
-            kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item.")
-        })
+        event
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|kind| kind.starts_with("thread.") || kind.starts_with("turn.") || kind.starts_with("item."))
     },
     adapter: || Box::<CodexAdapter>::default(),
 };
@@ -134,7 +135,10 @@ impl Adapter for CodexAdapter {
                 if let Some(usage) = line.usage.map(raw_value) {
                     // The thread's running total, not one call's context.
                     let field = |name: &str| usage.get(name).and_then(Value::as_u64).unwrap_or(0);
-                    calls.call(None, Call::TokenUsage { total: field("input_tokens").saturating_add(field("output_tokens")) });
+                    calls.call(
+                        None,
+                        Call::TokenUsage { total: field("input_tokens").saturating_add(field("output_tokens")) },
+                    );
                     calls.call(None, Call::RunMeta { meta: &one("codex_usage", usage) });
                 }
                 self.end_turn(calls);
@@ -145,7 +149,8 @@ impl Adapter for CodexAdapter {
                 self.end_turn(calls);
             }
             "error" => {
-                let message = line.message.as_deref().map_or_else(|| line.error.map_or("", RawValue::get).into(), Cow::Borrowed);
+                let message =
+                    line.message.as_deref().map_or_else(|| line.error.map_or("", RawValue::get).into(), Cow::Borrowed);
                 report(calls, None, AnomalyKind::ProtocolError, &format!("codex: error: {message}"));
             }
             kind @ ("item.started" | "item.updated" | "item.completed") => {
@@ -221,7 +226,15 @@ impl CodexAdapter {
     /// A tool item started or updated (or completed with no start):
     /// declared once, its arguments as a snapshot, a command's output so
     /// far as live output.
-    fn tool(&mut self, kind: &str, id: &str, arguments_field: &str, item: &Item<'_>, event: &str, calls: &mut dyn CallSink) {
+    fn tool(
+        &mut self,
+        kind: &str,
+        id: &str,
+        arguments_field: &str,
+        item: &Item<'_>,
+        event: &str,
+        calls: &mut dyn CallSink,
+    ) {
         if !self.declared.contains(id) {
             let title = match (item.get("server"), item.get("tool")) {
                 (Some(server), Some(tool)) => format!("{}/{}", raw_text(server), raw_text(tool)),

@@ -22,8 +22,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::support::{at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts};
-use super::borrowed::{raw_text, raw_value, scalar_text, utf8, opt_cow};
+use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::support::{
+    at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts,
+};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -210,7 +212,8 @@ impl DeepworkAdapter {
                 let duration = tool.and_then(|t| t.duration_ms).map(raw_value);
                 tool_meta(event.meta.map(raw_value), duration, session, id, calls);
                 let failed = tool.and_then(|t| t.is_error) == Some(true);
-                let output = tool.and_then(|t| t.output).filter(|o| o.get() != "null").map(raw_text).unwrap_or_default();
+                let output =
+                    tool.and_then(|t| t.output).filter(|o| o.get() != "null").map(raw_text).unwrap_or_default();
                 let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
                 calls.call(session, Call::ToolUpdate { id, content: &output, status });
             }
@@ -352,7 +355,13 @@ impl DeepworkAdapter {
 
 /// Keeps a tool event's `meta` and `duration_ms` with the tool call (from
 /// either path: the borrowed view gives them as raw values).
-fn tool_meta(meta: Option<Value>, duration_ms: Option<Value>, session: Option<&str>, id: &str, calls: &mut dyn CallSink) {
+fn tool_meta(
+    meta: Option<Value>,
+    duration_ms: Option<Value>,
+    session: Option<&str>,
+    id: &str,
+    calls: &mut dyn CallSink,
+) {
     let kept: Meta = [("deepwork_meta", meta), ("duration_ms", duration_ms)]
         .into_iter()
         .filter_map(|(key, value)| Some((key.to_owned(), value?)))

@@ -51,26 +51,36 @@ macro_rules! state_is_self {
 mod borrowed;
 mod support;
 
-/// Declares each format's module (the file of that name) and lists its
-/// `FORMAT` row in [`REGISTRY`], so that a format is named once.
-macro_rules! registry {
-    ($($format:ident),* $(,)?) => {
-        $(pub mod $format;)*
+pub mod acp;
+pub mod anthropic;
+pub mod claude_code;
+pub mod codex;
+pub mod deepwork;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod ops;
+pub mod uagent;
 
-        /// The input formats, in the order `--from auto` tries them on the
-        /// first event; the first row is also what an undecidable input is
-        /// read as (ops JSONL, whose reader then says what is wrong with
-        /// each line).
-        ///
-        /// ```
-        /// let names: Vec<&str> = roundup::adapters::REGISTRY.iter().map(|f| f.name()).collect();
-        /// assert!(names.contains(&"acp") && names.contains(&"uagent"));
-        /// ```
-        pub static REGISTRY: &[&InputFormat] = &[$(&$format::FORMAT),*];
-    };
-}
-
-registry![ops, acp, uagent, deepwork, openai_chat, openai_responses, anthropic, claude_code, codex];
+/// The input formats, in the order `--from auto` tries them on the
+/// first event; the first row is also what an undecidable input is
+/// read as (ops JSONL, whose reader then says what is wrong with
+/// each line).
+///
+/// ```
+/// let names: Vec<&str> = roundup::adapters::REGISTRY.iter().map(|f| f.name()).collect();
+/// assert!(names.contains(&"acp") && names.contains(&"uagent"));
+/// ```
+pub static REGISTRY: &[&InputFormat] = &[
+    &ops::FORMAT,
+    &acp::FORMAT,
+    &uagent::FORMAT,
+    &deepwork::FORMAT,
+    &openai_chat::FORMAT,
+    &openai_responses::FORMAT,
+    &anthropic::FORMAT,
+    &claude_code::FORMAT,
+    &codex::FORMAT,
+];
 
 /// Translates the payloads of one stream of a protocol into calls.
 ///

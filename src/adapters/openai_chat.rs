@@ -35,8 +35,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
+use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
 use super::support::{one, report};
-use super::borrowed::{raw_text, raw_value, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -242,7 +242,14 @@ impl OpenAiChatAdapter {
     }
 
     /// One choice's delta (or a whole completion's message).
-    fn fragment(&mut self, choice: u64, delta: &Message<'_>, whole: bool, session: Option<&str>, calls: &mut dyn CallSink) {
+    fn fragment(
+        &mut self,
+        choice: u64,
+        delta: &Message<'_>,
+        whole: bool,
+        session: Option<&str>,
+        calls: &mut dyn CallSink,
+    ) {
         for reasoning in [&delta.reasoning_content, &delta.reasoning].into_iter().flatten() {
             calls.call(session, Call::Thought { text: reasoning });
         }
@@ -274,7 +281,9 @@ impl OpenAiChatAdapter {
             }
             let Some(id) = declared.or_else(|| self.tool(choice, index)) else {
                 let arguments = function.and_then(|f| f.arguments).map_or("null", RawValue::get);
-                let detail = format!("openai-chat: a tool-call fragment for index {index} that no fragment declared: {arguments}");
+                let detail = format!(
+                    "openai-chat: a tool-call fragment for index {index} that no fragment declared: {arguments}"
+                );
                 report(calls, session, AnomalyKind::UnknownToolCall, &detail);
                 continue;
             };
@@ -301,7 +310,8 @@ impl OpenAiChatAdapter {
         match message.role.as_deref() {
             Some("tool" | "function") => {
                 let Some(id) = message.tool_call_id.as_deref() else {
-                    let detail = format!("openai-chat: a tool message without tool_call_id: {}", content.unwrap_or_default());
+                    let detail =
+                        format!("openai-chat: a tool message without tool_call_id: {}", content.unwrap_or_default());
                     return report(calls, None, AnomalyKind::UnknownContent, &detail);
                 };
                 let content = content.unwrap_or_default();
@@ -341,5 +351,6 @@ fn choice_session(index: u64) -> Option<String> {
 /// completion tokens.
 fn context_tokens(usage: &Value) -> Option<u64> {
     let field = |name: &str| usage.get(name).and_then(Value::as_u64);
-    field("total_tokens").or_else(|| Some(field("prompt_tokens")?.saturating_add(field("completion_tokens").unwrap_or(0))))
+    field("total_tokens")
+        .or_else(|| Some(field("prompt_tokens")?.saturating_add(field("completion_tokens").unwrap_or(0))))
 }

@@ -38,8 +38,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
+use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
 use super::support::{one, report};
-use super::borrowed::{raw_text, raw_value, scalar_text, utf8, opt_cow};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -386,7 +386,12 @@ impl OpenAiResponsesAdapter {
             }
             "reasoning" => {}
             _ if done => {
-                report(calls, None, AnomalyKind::UnknownContent, &format!("openai-responses: output item: {}", raw.get()));
+                report(
+                    calls,
+                    None,
+                    AnomalyKind::UnknownContent,
+                    &format!("openai-responses: output item: {}", raw.get()),
+                );
             }
             _ => {}
         }
@@ -402,7 +407,9 @@ impl OpenAiResponsesAdapter {
                 calls.call(None, Call::ArgsSnapshot { id: &id, args });
             }
             None => {
-                let detail = format!("openai-responses: final arguments for output {output_index:?}, which is no tool call: {args}");
+                let detail = format!(
+                    "openai-responses: final arguments for output {output_index:?}, which is no tool call: {args}"
+                );
                 report(calls, None, AnomalyKind::UnknownToolCall, &detail);
             }
         }
@@ -437,13 +444,18 @@ impl OpenAiResponsesAdapter {
         if let Some(usage) = response.and_then(|r| r.usage).filter(|u| u.get() != "null") {
             let usage = raw_value(usage);
             let field = |name: &str| usage.get(name).and_then(Value::as_u64);
-            if let Some(total) = field("total_tokens").or_else(|| Some(field("input_tokens")?.saturating_add(field("output_tokens")?))) {
+            if let Some(total) =
+                field("total_tokens").or_else(|| Some(field("input_tokens")?.saturating_add(field("output_tokens")?)))
+            {
                 calls.call(None, Call::TokenUsage { total });
             }
             meta.insert("openai_usage".into(), usage);
         }
         // Why a response was cut short.
-        let errors = [("openai_error", response.and_then(|r| r.error)), ("openai_incomplete_details", response.and_then(|r| r.incomplete_details))];
+        let errors = [
+            ("openai_error", response.and_then(|r| r.error)),
+            ("openai_incomplete_details", response.and_then(|r| r.incomplete_details)),
+        ];
         for (key, value) in errors {
             if let Some(value) = value.filter(|v| v.get() != "null") {
                 meta.insert(key.into(), raw_value(value));

@@ -29,8 +29,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::support::{id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, report, rfc3339_ms, text_field};
-use super::borrowed::{raw_text, utf8, opt_cow};
+use super::borrowed::{opt_cow, raw_text, utf8};
+use super::support::{
+    id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, report, rfc3339_ms, text_field,
+};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -76,8 +78,15 @@ const EVENTS: [&str; 16] = [
 
 /// The session-level events of the `uah` superset, around and between
 /// runs: kept as run metadata (`uah_session_events`), never statistics.
-const SESSION_EVENTS: [&str; 7] =
-    ["session_opened", "session_closed", "instructions_loaded", "input_queued", "input_sent", "input_delivered", "idle"];
+const SESSION_EVENTS: [&str; 7] = [
+    "session_opened",
+    "session_closed",
+    "instructions_loaded",
+    "input_queued",
+    "input_sent",
+    "input_delivered",
+    "idle",
+];
 
 /// The events uagent's statistics observe: the span of the run is from the
 /// first of these to the latest.
@@ -165,7 +174,8 @@ impl Stats {
             *tools_by_name.entry(name).or_default() += 1;
         }
         let failed = self.calls.iter().filter(|(id, _)| self.failed_calls.contains(id)).count();
-        let tokens: BTreeMap<&str, u64> = TOKENS.iter().map(|&k| (k, self.tokens.get(k).copied().unwrap_or(0))).collect();
+        let tokens: BTreeMap<&str, u64> =
+            TOKENS.iter().map(|&k| (k, self.tokens.get(k).copied().unwrap_or(0))).collect();
         let mut stats = json!({
             "event_span_ms": ms(self.last.zip(self.first).map_or(0, |(l, f)| l - f)),
             "model_ms": ms(length(&model)),
@@ -388,7 +398,8 @@ impl UagentAdapter {
         match kind {
             "run_started" => {
                 self.wrap_up(calls);
-                let session = event.get("session_id").and_then(Value::as_str).map(str::to_owned).or(self.session.take());
+                let session =
+                    event.get("session_id").and_then(Value::as_str).map(str::to_owned).or(self.session.take());
                 let session_events = std::mem::take(&mut self.session_events);
                 // Warnings of the preflight, before the run, are the run's.
                 let warnings = if self.in_run { Vec::new() } else { std::mem::take(&mut self.stats.warnings) };
@@ -430,7 +441,9 @@ impl UagentAdapter {
                 if let (Some(start), Some(end)) = (self.stats.turn_open.take(), at) {
                     self.stats.model_spans.push((start, end));
                 }
-                if let Some(stop) = event.get("stop").and_then(Value::as_str).filter(|s| !s.is_empty() && *s != "complete") {
+                if let Some(stop) =
+                    event.get("stop").and_then(Value::as_str).filter(|s| !s.is_empty() && *s != "complete")
+                {
                     let count = self.stats.stop_reasons.entry(stop.to_owned()).or_default();
                     *count = count.saturating_add(1);
                 }

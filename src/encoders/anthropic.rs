@@ -37,7 +37,8 @@ tool_result)",
 };
 
 fn messages(history: &RunHistory, summary: &Summary) -> Vec<Value> {
-    let mut messages: Vec<Value> = prompts(summary).into_iter().map(|p| json!({"role": "user", "content": p})).collect();
+    let mut messages: Vec<Value> =
+        prompts(summary).into_iter().map(|p| json!({"role": "user", "content": p})).collect();
     for round in &history.rounds {
         let mut content: Vec<Value> = round
             .meta
@@ -52,7 +53,8 @@ fn messages(history: &RunHistory, summary: &Summary) -> Vec<Value> {
             content.push(json!({"type": "text", "text": round.message}));
         }
         for call in &round.tool_calls {
-            content.push(json!({"type": "tool_use", "id": call.id, "name": call.title, "input": arguments_object(call)}));
+            content
+                .push(json!({"type": "tool_use", "id": call.id, "name": call.title, "input": arguments_object(call)}));
         }
         if content.is_empty() {
             continue;

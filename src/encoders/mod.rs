@@ -23,22 +23,28 @@ use std::fmt;
 use crate::sink::SinkRecord;
 use crate::ui::UiEvent;
 
-/// Declares each format's module (the file of that name) and lists its
-/// `FORMAT` row in [`REGISTRY`], so that a format is named once.
-macro_rules! registry {
-    ($($format:ident),* $(,)?) => {
-        $(pub mod $format;)*
+pub mod agui;
+pub mod anthropic;
+pub mod deepwork;
+pub mod openai_chat;
+pub mod openai_responses;
+pub mod records;
+pub mod ui;
 
-        /// The output formats; the first is the default.
-        ///
-        /// ```
-        /// assert_eq!(roundup::encoders::REGISTRY[0].name(), "records");
-        /// ```
-        pub static REGISTRY: &[&OutputFormat] = &[$(&$format::FORMAT),*];
-    };
-}
-
-registry![records, ui, deepwork, agui, openai_chat, openai_responses, anthropic];
+/// The output formats; the first is the default.
+///
+/// ```
+/// assert_eq!(roundup::encoders::REGISTRY[0].name(), "records");
+/// ```
+pub static REGISTRY: &[&OutputFormat] = &[
+    &records::FORMAT,
+    &ui::FORMAT,
+    &deepwork::FORMAT,
+    &agui::FORMAT,
+    &openai_chat::FORMAT,
+    &openai_responses::FORMAT,
+    &anthropic::FORMAT,
+];
 
 mod history;
 

@@ -44,7 +44,8 @@ sends (every tool call with its tool message)",
 };
 
 fn messages(history: &RunHistory, summary: &Summary) -> Vec<Value> {
-    let mut messages: Vec<Value> = prompts(summary).into_iter().map(|p| json!({"role": "user", "content": p})).collect();
+    let mut messages: Vec<Value> =
+        prompts(summary).into_iter().map(|p| json!({"role": "user", "content": p})).collect();
     for round in &history.rounds {
         let mut assistant = json!({"role": "assistant", "content": if round.message.is_empty() { Value::Null } else { round.message.as_str().into() }});
         if !round.tool_calls.is_empty() {

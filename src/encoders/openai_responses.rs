@@ -42,7 +42,8 @@ fn input(history: &RunHistory, summary: &Summary) -> Vec<Value> {
         }
         for call in &round.tool_calls {
             let arguments = if call.arguments.is_empty() { "{}" } else { call.arguments.as_str() };
-            input.push(json!({"type": "function_call", "call_id": call.id, "name": call.title, "arguments": arguments}));
+            input
+                .push(json!({"type": "function_call", "call_id": call.id, "name": call.title, "arguments": arguments}));
         }
         for call in &round.tool_calls {
             let result = history.result(round, call);

@@ -57,5 +57,4 @@ impl Encoder for RecordsEncoder {
     fn record(&mut self, record: SinkRecord<'_>, out: &mut Frames) {
         out.frame(|buf| wire::write_record(buf, record));
     }
-
 }

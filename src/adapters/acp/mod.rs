@@ -39,8 +39,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::borrowed::utf8;
 use super::support::{one, report};
-use super::borrowed::{utf8};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -113,7 +113,9 @@ pub struct AcpAdapter {
 enum ClientRequest {
     Initialize,
     /// `session/prompt` or `session/load`: its response ends the run.
-    Run { session: Box<str> },
+    Run {
+        session: Box<str>,
+    },
     Other,
 }
 
@@ -191,7 +193,16 @@ fn is_agent_method(method: &str) -> bool {
 fn is_final_state(state: &str) -> bool {
     matches!(
         state,
-        "idle" | "completed" | "complete" | "done" | "failed" | "error" | "cancelled" | "canceled" | "killed" | "stopped"
+        "idle"
+            | "completed"
+            | "complete"
+            | "done"
+            | "failed"
+            | "error"
+            | "cancelled"
+            | "canceled"
+            | "killed"
+            | "stopped"
     )
 }
 
@@ -227,8 +238,12 @@ impl Adapter for AcpAdapter {
     /// Sends the text still being gathered (a prompt's chunks in a capture
     /// that ends before its response).
     fn end(&mut self, calls: &mut dyn CallSink) {
-        let mut gathering: Vec<Box<str>> =
-            self.sessions.iter().filter(|(_, s)| !s.gathering.is_empty() || !s.compactions.is_empty()).map(|(name, _)| name.clone()).collect();
+        let mut gathering: Vec<Box<str>> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| !s.gathering.is_empty() || !s.compactions.is_empty())
+            .map(|(name, _)| name.clone())
+            .collect();
         gathering.sort();
         for session in gathering {
             self.flush(&session, calls);
@@ -339,7 +354,8 @@ impl AcpAdapter {
             }
         }
         let Some(params) = params else { return };
-        let needs_session = matches!(method, "session/update" | "session/prompt" | "session/load" | "session/request_permission");
+        let needs_session =
+            matches!(method, "session/update" | "session/prompt" | "session/load" | "session/request_permission");
         if needs_session && params.session_id.is_none() {
             let detail = format!("acp: {method} without a sessionId: {}", String::from_utf8_lossy(payload));
             return report(calls, None, AnomalyKind::UnknownEvent, &detail);
@@ -373,7 +389,13 @@ impl AcpAdapter {
     /// `stopReason`, a permission's `outcome`), and failing that the
     /// agent's request, which was sent while the client's was pending and
     /// so is answered first.
-    fn response(&mut self, id: Box<str>, result: Option<&RawValue>, error: Option<&RawValue>, calls: &mut dyn CallSink) {
+    fn response(
+        &mut self,
+        id: Box<str>,
+        result: Option<&RawValue>,
+        error: Option<&RawValue>,
+        calls: &mut dyn CallSink,
+    ) {
         let result_value = result.map(wire::value);
         let client_pending = self.client_requests.contains_key(&id);
         let agent_pending = self.agent_requests.contains_key(&id);
@@ -741,7 +763,13 @@ impl AcpAdapter {
     /// A permission request names the tool call it is about, with its
     /// latest title and input; its content is a preview for the user (a
     /// diff to approve), kept as metadata, not output.
-    fn permission(&mut self, session: &str, tool_call: &Update<'_>, options: Option<&RawValue>, calls: &mut dyn CallSink) {
+    fn permission(
+        &mut self,
+        session: &str,
+        tool_call: &Update<'_>,
+        options: Option<&RawValue>,
+        calls: &mut dyn CallSink,
+    ) {
         let Some(id) = tool_call.tool_call_id.as_deref() else {
             let detail = "acp: session/request_permission without a toolCall.toolCallId";
             return report(calls, Some(session), AnomalyKind::UnknownEvent, detail);
@@ -806,7 +834,10 @@ impl AcpAdapter {
             return self.undeclared(session, id, update, update_meta, calls);
         };
         let mut meta = update_meta.rest;
-        raw_fields(&mut meta, [("kind", update.kind), ("locations", update.locations), ("rawOutput", update.raw_output)]);
+        raw_fields(
+            &mut meta,
+            [("kind", update.kind), ("locations", update.locations), ("rawOutput", update.raw_output)],
+        );
         if state.done && !declare {
             // After the result: what changes is metadata, and a second
             // terminal a duplicate the machine reports.
@@ -924,7 +955,14 @@ impl AcpAdapter {
     /// An update for a call the adapter never saw declared: passed on as
     /// is, so the machine reports it (`unknown_tool_call`, or
     /// `undeclared_terminal` with the result) and nothing is lost.
-    fn undeclared(&mut self, session: &str, id: &str, update: &Update<'_>, update_meta: UpdateMeta<'_>, calls: &mut dyn CallSink) {
+    fn undeclared(
+        &mut self,
+        session: &str,
+        id: &str,
+        update: &Update<'_>,
+        update_meta: UpdateMeta<'_>,
+        calls: &mut dyn CallSink,
+    ) {
         let mut meta = update_meta.rest;
         raw_fields(
             &mut meta,
@@ -984,7 +1022,9 @@ impl AcpAdapter {
                 }
             }
             "plan" => run_meta(calls, session, "acp_plan", field("entries")),
-            "available_commands_update" => run_meta(calls, session, "acp_available_commands", field("availableCommands")),
+            "available_commands_update" => {
+                run_meta(calls, session, "acp_available_commands", field("availableCommands"))
+            }
             "current_mode_update" => run_meta(calls, session, "acp_mode", field("currentModeId")),
             "config_option_update" => run_meta(calls, session, "acp_config_options", field("configOptions")),
             "session_info_update" => run_meta(calls, session, "acp_session_info", Value::Object(rest)),
@@ -1046,9 +1086,10 @@ impl AcpAdapter {
                     self.adopt(sender, &recipient);
                 }
                 self.ensure_running(&recipient, calls);
-                let texts: Option<Vec<&str>> = update.get("content").and_then(Value::as_array).map(|blocks| {
-                    blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect()
-                });
+                let texts: Option<Vec<&str>> = update
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .map(|blocks| blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect());
                 let mut meta = Meta::new();
                 match texts {
                     Some(texts) => meta.insert("acp_user_message".into(), texts.concat().into()),
@@ -1066,7 +1107,8 @@ impl AcpAdapter {
                 };
                 let target = self.route(session, None, Some(&call));
                 let root = self.root(&target);
-                self.tasks.insert(task.into(), TaskOf { root, session: target.as_ref().into(), call: call.as_str().into() });
+                self.tasks
+                    .insert(task.into(), TaskOf { root, session: target.as_ref().into(), call: call.as_str().into() });
                 let meta = one("acp_async_task", Value::Object(rest));
                 calls.call(Some(&target), Call::ToolMeta { id: &call, meta: &meta });
             }

@@ -79,10 +79,8 @@ mod tests {
 
     #[test]
     fn text_diff_and_terminal_blocks() {
-        let content = raw(
-            r#"[{"type":"content","content":{"type":"text","text":"a"}},
-                {"type":"diff","path":"x","oldText":"1","newText":"2"},{"type":"terminal","terminalId":"t"}]"#,
-        );
+        let content = raw(r#"[{"type":"content","content":{"type":"text","text":"a"}},
+                {"type":"diff","path":"x","oldText":"1","newText":"2"},{"type":"terminal","terminalId":"t"}]"#);
         let rendered = render(&content).unwrap();
         assert_eq!(rendered.text, "a\n--- x\n+++ x\n-1\n+2\n");
         assert!(rendered.terminal && !rendered.only_text && !rendered.unrendered);

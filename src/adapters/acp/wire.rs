@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 use crate::adapters::borrowed::{opt_cow, scalar_text, Fields};
+pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
 /// a bare `SessionNotification` (`sessionId` and `update` at the top).
@@ -199,4 +199,3 @@ pub(super) struct ToolContent<'a> {
     #[serde(borrow, default, rename = "_meta")]
     pub meta: Option<&'a RawValue>,
 }
-
