@@ -111,6 +111,7 @@ mod ops;
 mod output;
 mod record;
 mod replay;
+mod session;
 mod sink;
 mod ui;
 mod ui_thread;
@@ -144,6 +145,7 @@ pub use replay::{
     replay, ReplayCheckpoint, ReplayError, ReplayObserver, ReplayOptions, ReplayStats, Replayer, DEFAULT_MAX_LINE_BYTES,
 };
 pub use router::Router;
+pub use session::{MachineStep, Session};
 pub use sink::{RoundSink, SinkRecord};
 pub use ui::{UiEvent, UiFlow, UiHandler};
 pub use ui_thread::{UiDelivery, UiThread};

@@ -49,7 +49,7 @@ macro_rules! state_is_self {
 }
 
 mod borrowed;
-mod support;
+pub(crate) mod support;
 
 pub mod acp;
 pub mod anthropic;

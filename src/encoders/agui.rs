@@ -49,6 +49,7 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{Encoder, Frames, OutputFormat, Reads};
@@ -81,7 +82,7 @@ pub struct AguiEncoder {
 
 /// One session's thread: its current run and round, and the tool calls of
 /// the open round (what is held until it closes).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 struct Thread {
     run: u64,
     round: u64,
@@ -89,7 +90,7 @@ struct Thread {
     usage: Option<u64>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct HeldCall {
     id: String,
     /// The name it was started with, and its latest: a call renamed
@@ -104,6 +105,16 @@ struct HeldCall {
 impl Encoder for AguiEncoder {
     fn reads(&self) -> Reads {
         Reads::UiEvents
+    }
+
+    /// The threads, as `[name, thread]` pairs in name order.
+    fn save(&self) -> Option<Value> {
+        super::save_map(&self.threads)
+    }
+
+    fn restore(&mut self, state: Value) -> Result<(), crate::CheckpointError> {
+        self.threads = super::restore_map(state)?;
+        Ok(())
     }
 
     fn ui_event(&mut self, session: Option<&str>, event: &UiEvent<'_>, at_ms: u64, out: &mut Frames) {

@@ -26,6 +26,7 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use smallvec::SmallVec;
 
@@ -72,6 +73,27 @@ impl Encoder for DeepworkEncoder {
         Reads::UiEvents
     }
 
+    /// The unnamed session's numbering and tools, and each named one's, as
+    /// `{"unnamed": .., "named": [[name, ..], ..]}` (`null` when new).
+    fn save(&self) -> Option<Value> {
+        if self.named.is_empty() && self.unnamed == SessionEvents::default() {
+            return Some(Value::Null);
+        }
+        let unnamed = serde_json::to_value(&self.unnamed).ok()?;
+        Some(json!({"unnamed": unnamed, "named": super::save_map(&self.named)?}))
+    }
+
+    fn restore(&mut self, mut state: Value) -> Result<(), crate::CheckpointError> {
+        if state.is_null() {
+            *self = DeepworkEncoder::default();
+            return Ok(());
+        }
+        let unnamed = serde_json::from_value(state["unnamed"].take()).map_err(crate::CheckpointError::Corrupt)?;
+        let named = super::restore_map(state["named"].take())?;
+        *self = DeepworkEncoder { unnamed, named };
+        Ok(())
+    }
+
     fn ui_event(&mut self, session: Option<&str>, event: &UiEvent<'_>, at_ms: u64, out: &mut Frames) {
         let events = match session {
             None => &mut self.unnamed,
@@ -101,15 +123,16 @@ impl Encoder for DeepworkEncoder {
 type Events = SmallVec<[Value; 2]>;
 
 /// One session's deepwork numbering, and its current run's tool calls.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct SessionEvents {
     seq: u64,
     /// The run's tool calls, forgotten at the run's end.
+    #[serde(with = "crate::adapters::support::pairs")]
     tools: HashMap<String, Tool>,
 }
 
 /// What a tool call's next `tool_start` needs.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Tool {
     name: String,
     /// The arguments so far (released at the call's end).

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{Encoder, Frames, Reads};
@@ -23,10 +24,11 @@ use crate::wire;
 
 /// One session's finished rounds of the current run, and the late results
 /// that reached them.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(crate) struct RunHistory {
     pub(crate) rounds: Vec<Round>,
     /// Late results by (round, call id): they replace the placeholder.
+    #[serde(with = "crate::adapters::support::pairs")]
     late: HashMap<(u64, String), (String, bool)>,
 }
 
@@ -116,6 +118,16 @@ impl HistoryEncoder {
 impl Encoder for HistoryEncoder {
     fn reads(&self) -> Reads {
         Reads::Records
+    }
+
+    /// Each session's run so far, as `[session, run]` pairs.
+    fn save(&self) -> Option<Value> {
+        super::save_map(&self.sessions)
+    }
+
+    fn restore(&mut self, state: Value) -> Result<(), crate::CheckpointError> {
+        self.sessions = super::restore_map(state)?;
+        Ok(())
     }
 
     fn record(&mut self, record: SinkRecord<'_>, out: &mut Frames) {

@@ -55,6 +55,12 @@ mod history;
 /// live UI events, as
 /// [`reads`](Encoder::reads) says; whoever drives it produces only that.
 ///
+/// A replay gives every session an encoder of its own
+/// ([`OutputFormat::encoder`]), so what an encoder keeps lives and goes with
+/// its session: saved in the session's checkpoint when the session is
+/// evicted, dropped when it ends. An encoder may still be handed several
+/// sessions' output (each call names its session), as the examples here do.
+///
 /// ```
 /// use roundup::encoders::{Encoder, Framing, Frames, Reads};
 /// use roundup::UiEvent;
@@ -91,11 +97,11 @@ pub trait Encoder: Send + fmt::Debug {
     /// that reads [`Reads::UiEvents`].
     fn ui_event(&mut self, _session: Option<&str>, _event: &UiEvent<'_>, _at_ms: u64, _out: &mut Frames) {}
 
-    /// What the encoder keeps between values, for a checkpoint of a
-    /// [`Replayer`](crate::Replayer): `null` for an encoder that keeps
-    /// nothing, `None` (the default) for one whose state cannot be saved
-    /// yet, which makes such a replay's checkpoint an error rather than a
-    /// silent loss.
+    /// What the encoder keeps between values, for a session's checkpoint
+    /// (an eviction, a [`Replayer`](crate::Replayer)'s checkpoint): `null`
+    /// for an encoder that keeps nothing, `None` (the default) for one whose
+    /// state cannot be saved, which keeps such a session from being evicted
+    /// and makes a replay's checkpoint an error rather than a silent loss.
     fn save(&self) -> Option<serde_json::Value> {
         None
     }
@@ -112,6 +118,37 @@ pub trait Encoder: Send + fmt::Debug {
             _ => Err(crate::CheckpointError::Inconsistent("this output format's state cannot be restored".into())),
         }
     }
+}
+
+/// An encoder's state kept in a map, as its checkpoint value: `null` when
+/// empty, else `[key, value]` pairs in key order (so the same state is the
+/// same bytes). For [`Encoder::save`].
+pub(crate) fn save_map<K: Ord + serde::Serialize, V: serde::Serialize>(
+    map: &std::collections::HashMap<K, V>,
+) -> Option<serde_json::Value> {
+    if map.is_empty() {
+        return Some(serde_json::Value::Null);
+    }
+    let mut pairs: Vec<(&K, &V)> = map.iter().collect();
+    pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    // Strings, numbers and JSON values: they serialise. One that did not
+    // would make the state unsavable (refused), never lost.
+    serde_json::to_value(pairs).ok()
+}
+
+/// The map [`save_map`] saved. For [`Encoder::restore`].
+pub(crate) fn restore_map<K, V>(
+    state: serde_json::Value,
+) -> Result<std::collections::HashMap<K, V>, crate::CheckpointError>
+where
+    K: serde::de::DeserializeOwned + Eq + std::hash::Hash,
+    V: serde::de::DeserializeOwned,
+{
+    if state.is_null() {
+        return Ok(std::collections::HashMap::new());
+    }
+    let pairs: Vec<(K, V)> = serde_json::from_value(state).map_err(crate::CheckpointError::Corrupt)?;
+    Ok(pairs.into_iter().collect())
 }
 
 /// What an [`Encoder`] reads.
@@ -166,7 +203,9 @@ pub struct Frames {
 impl Frames {
     /// An empty buffer.
     pub fn new(framing: Framing) -> Self {
-        Frames { bytes: Vec::with_capacity(1 << 17), framing }
+        // Allocated on the first frame: a session's replay that writes
+        // nothing costs nothing here.
+        Frames { bytes: Vec::new(), framing }
     }
 
     /// Writes one value with `write`, framed; a write that adds nothing
@@ -205,9 +244,9 @@ impl Frames {
 /// let _encoder = ui.encoder();
 /// ```
 pub struct OutputFormat {
-    name: &'static str,
-    about: &'static str,
-    encoder: fn() -> Box<dyn Encoder>,
+    pub(crate) name: &'static str,
+    pub(crate) about: &'static str,
+    pub(crate) encoder: fn() -> Box<dyn Encoder>,
 }
 
 impl fmt::Debug for OutputFormat {

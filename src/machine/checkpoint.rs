@@ -49,6 +49,10 @@ pub struct Checkpoint {
     run: Run,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     history: Option<History>,
+    /// What the encoders of a replay's session keep, one value per output
+    /// format; empty when none keeps anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) encoders: Vec<serde_json::Value>,
 }
 
 /// What a checkpoint keeps only when asked.
@@ -137,13 +141,25 @@ impl RoundMachine {
     }
 
     fn checkpoint_of(&self, history: Option<History>) -> Checkpoint {
-        Checkpoint { version: VERSION, session: self.options.session.clone(), run: self.run.clone(), history }
+        Checkpoint {
+            version: VERSION,
+            session: self.options.session.clone(),
+            run: self.run.clone(),
+            history,
+            encoders: Vec::new(),
+        }
     }
 
     /// Replaces this machine's state with a checkpoint's; its options stay,
     /// but for the session's name, which is the checkpoint's. On error the
     /// machine is unchanged.
     pub fn restore(&mut self, checkpoint: Checkpoint) -> Result<(), CheckpointError> {
+        if !checkpoint.encoders.is_empty() {
+            // A replay's session: its output state would be lost here.
+            return Err(CheckpointError::Inconsistent(
+                "the checkpoint of a replay's session, with its output formats' state: restore it into a replay".into(),
+            ));
+        }
         if checkpoint.version != VERSION {
             return Err(CheckpointError::Version { found: u64::from(checkpoint.version), supported: VERSION });
         }

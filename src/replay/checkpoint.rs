@@ -15,7 +15,8 @@ use crate::adapters::InputFormat;
 use crate::machine::{Checkpoint, CheckpointError};
 
 /// The version of the format this build writes and reads.
-const VERSION: u32 = 1;
+/// 2: what the output formats keep is in each session's checkpoint.
+const VERSION: u32 = 2;
 
 /// The state of a [`Replayer`](crate::Replayer) between two pieces of
 /// input ([`Replayer::checkpoint`](crate::Replayer::checkpoint)).
@@ -58,10 +59,10 @@ pub struct ReplayCheckpoint {
     pub(crate) bad_lines_look_like: Option<String>,
     /// The replay's clock.
     pub(crate) clock: u64,
-    /// The sessions not closed, in order of first appearance.
+    /// The sessions not closed, in order of first appearance, each with
+    /// what its output formats keep
+    /// ([`Encoder::save`](crate::encoders::Encoder::save)).
     pub(crate) sessions: Vec<Checkpoint>,
-    /// The output format's state ([`Encoder::save`](crate::encoders::Encoder::save)).
-    pub(crate) encoder: Value,
 }
 
 impl ReplayCheckpoint {
@@ -83,7 +84,6 @@ impl ReplayCheckpoint {
             bad_lines_look_like: None,
             clock: 0,
             sessions: Vec::new(),
-            encoder: Value::Null,
         }
     }
 

@@ -45,6 +45,10 @@ pub struct ReplayOptions {
     pub from: Option<&'static InputFormat>,
     /// The output format.
     pub to: &'static OutputFormat,
+    /// More output formats written from the same pass, each to its own
+    /// output ([`Replayer::take_output_of`]): records and live UI events
+    /// of one read of the input, say.
+    pub also_to: Vec<&'static OutputFormat>,
     /// How output values are separated: JSON lines, or SSE events.
     pub framing: Framing,
     /// Keep at most this many sessions in memory, the others evicted as
@@ -66,6 +70,7 @@ impl Default for ReplayOptions {
         ReplayOptions {
             from: None,
             to: OutputFormat::default_format(),
+            also_to: Vec::new(),
             framing: Framing::Lines,
             max_open_sessions: None,
             evict_dir: None,
@@ -89,6 +94,28 @@ impl ReplayOptions {
     /// Writes `format`.
     pub fn to(mut self, format: &'static OutputFormat) -> Self {
         self.to = format;
+        self
+    }
+
+    /// Also writes `format`, from the same pass, as output number
+    /// `1 + ` the formats added before it ([`Replayer::take_output_of`]).
+    ///
+    /// ```
+    /// use roundup::encoders::OutputFormat;
+    /// use roundup::{ReplayOptions, Replayer};
+    ///
+    /// let options = ReplayOptions::new().also_to(OutputFormat::named("ui").unwrap());
+    /// let mut replayer = Replayer::new(&options).unwrap();
+    /// replayer.feed(b"{\"op\":\"message\",\"text\":\"Hi\"}\n", &mut ());
+    /// replayer.finish(&mut ());
+    /// let (mut records, mut ui) = (Vec::new(), Vec::new());
+    /// replayer.take_output(&mut records);
+    /// replayer.take_output_of(1, &mut ui);
+    /// assert!(records.starts_with(br#"{"type":"round""#));
+    /// assert!(ui.starts_with(br#"{"event":"run_start""#));
+    /// ```
+    pub fn also_to(mut self, format: &'static OutputFormat) -> Self {
+        self.also_to.push(format);
         self
     }
 
@@ -255,20 +282,20 @@ pub fn replay(
             observer.progress(stats.bytes, stats.lines);
         }
         // The buffer ran dry: the next read may wait for more input.
-        write_out(&replayer, &mut output)?;
+        write_out(&mut replayer, &mut output)?;
     }
     replayer.end_input(observer);
     // A million sessions' final rounds are never held at once.
     while replayer.finish_next() {
         if replayer.pending_output() > FLUSH_AT {
-            write_out(&replayer, &mut output)?;
+            write_out(&mut replayer, &mut output)?;
         }
     }
-    write_out(&replayer, &mut output)?;
+    write_out(&mut replayer, &mut output)?;
     Ok(replayer.into_stats())
 }
 
 /// Writes and flushes the pending output.
-fn write_out(replayer: &Replayer, output: &mut impl Write) -> Result<(), ReplayError> {
+fn write_out(replayer: &mut Replayer, output: &mut impl Write) -> Result<(), ReplayError> {
     replayer.write_output(output).and_then(|()| output.flush()).map_err(ReplayError::Write)
 }

@@ -8,9 +8,10 @@
 
 use std::io::{self, Write};
 
+use crate::adapters::CallSink;
 use crate::adapters::{Adapter, InputFormat};
 use crate::bad_line::BadLine;
-use crate::handler::StreamHandler;
+use crate::call::Call;
 use crate::model::AnomalyKind;
 use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
 
@@ -85,14 +86,21 @@ impl Replayer {
             (None, _) => None,
             (Some(keep), None) => Some((keep, Box::new(MemoryStore::default()) as Box<dyn CheckpointStore>)),
             (Some(keep), Some(dir)) => {
-                let store = DirectoryStore::new(dir).map_err(ReplayError::EvictDir)?;
+                // Scratch space: a checkpoint must outlive the process
+                // being killed (it does: write, then rename), not the
+                // machine losing power, which a replay starts over from.
+                let store = DirectoryStore::new(dir).map_err(ReplayError::EvictDir)?.sync(false);
                 Some((keep, Box::new(store) as Box<dyn CheckpointStore>))
             }
         };
         Ok(Replayer {
             adapter: options.from.map(InputFormat::adapter),
             undecided: Vec::new(),
-            sessions: Sessions::new(options.to.encoder(), options.framing, eviction),
+            sessions: Sessions::new(
+                std::iter::once(options.to).chain(options.also_to.iter().copied()).collect(),
+                options.framing,
+                eviction,
+            ),
             partial: Vec::new(),
             skipping: None,
             event: Vec::new(),
@@ -196,15 +204,22 @@ impl Replayer {
         while self.finish_next() {}
     }
 
-    /// Bytes of output not taken yet.
+    /// Bytes of output not taken yet (of the first output format).
     pub fn pending_output(&self) -> usize {
-        self.sessions.pending_output()
+        self.sessions.output(0).len()
     }
 
     /// Moves the output produced so far to the end of `out`.
     pub fn take_output(&mut self, out: &mut Vec<u8>) {
-        // Writing into a Vec cannot fail.
-        let _ = self.sessions.flush(out);
+        self.take_output_of(0, out);
+    }
+
+    /// Moves the output of format `index` produced so far to the end of
+    /// `out`: 0 is [`ReplayOptions::to`], 1 and on those of
+    /// [`ReplayOptions::also_to`] in order (nothing for another index).
+    pub fn take_output_of(&mut self, index: usize, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.sessions.output(index));
+        self.sessions.clear_output(index);
     }
 
     /// Writes the output produced so far to `out`; it is gone from here
@@ -213,8 +228,13 @@ impl Replayer {
     /// # Errors
     ///
     /// What writing to `out` returns; the output is then kept.
-    pub fn write_output(&self, out: &mut impl Write) -> io::Result<()> {
-        self.sessions.flush(out)
+    pub fn write_output(&mut self, out: &mut impl Write) -> io::Result<()> {
+        let pending = self.sessions.output(0);
+        if !pending.is_empty() {
+            out.write_all(pending)?;
+            self.sessions.clear_output(0);
+        }
+        Ok(())
     }
 
     /// The replay's state between two pieces of input: the adapter's, the
@@ -227,7 +247,7 @@ impl Replayer {
     /// state that cannot be saved (only `records` and `ui` can be now),
     /// or an evicted session's checkpoint cannot be read back.
     pub fn checkpoint(&mut self) -> Result<ReplayCheckpoint, CheckpointError> {
-        let (sessions, encoder) = self.sessions.checkpoint()?;
+        let sessions = self.sessions.checkpoint()?;
         let mut checkpoint = ReplayCheckpoint::new();
         checkpoint.format = self.stats.format.map(|f| f.name().to_owned());
         checkpoint.adapter = self.adapter.as_ref().map_or(serde_json::Value::Null, |a| a.save());
@@ -244,7 +264,6 @@ impl Replayer {
         checkpoint.bad_lines_look_like = self.stats.bad_lines_look_like.map(|f| f.name().to_owned());
         checkpoint.clock = self.sessions.now_ms();
         checkpoint.sessions = sessions;
-        checkpoint.encoder = encoder;
         Ok(checkpoint)
     }
 
@@ -274,7 +293,7 @@ impl Replayer {
             adapter.restore(checkpoint.adapter)?;
         }
         let look_like = ReplayCheckpoint::format_named(checkpoint.bad_lines_look_like.as_deref())?;
-        self.sessions.restore(checkpoint.sessions, checkpoint.encoder)?;
+        self.sessions.restore(checkpoint.sessions)?;
         self.adapter = adapter;
         self.undecided = checkpoint.undecided;
         self.partial = checkpoint.partial;
@@ -423,7 +442,8 @@ impl Replayer {
             self.sessions.set_clock(at_ms);
         }
         let detail = format!("{what} {number}: {}", error.reason);
-        self.sessions.get(error.session.as_deref()).anomaly(AnomalyKind::BadLine, None, &detail);
+        let anomaly = Call::Anomaly { kind: AnomalyKind::BadLine, id: None, detail: &detail };
+        self.sessions.call(error.session.as_deref(), anomaly);
         observer.bad_line(number, error);
     }
 }

@@ -1,17 +1,28 @@
 //! The sessions of a router in order of first appearance, compactly: the
 //! one thing a router keeps for every session it has seen, so a session
-//! costs its name's bytes and one entry here, not an allocation.
+//! costs its name's bytes and two small entries here, not an allocation.
+//!
+//! Finding a session (to close it) goes through an index by the hash of
+//! its name, so closing N sessions is linear, not quadratic; the entries and
+//! names of sessions gone are compacted away once they outnumber the live
+//! ones, so a long-running router holds only the sessions it still has.
 
-/// One session's place in the order.
+use std::collections::HashMap;
+
+/// One session's place in the order; its name is `names[start..start +
+/// len]`.
 #[derive(Debug, Clone, Copy)]
-enum Entry {
-    /// The session without a name.
-    Unnamed,
-    /// A named session: its name's bytes in `names`.
-    Named { start: usize, len: usize },
-    /// Finished or closed.
-    Gone,
+struct Entry {
+    start: usize,
+    len: u32,
 }
+
+/// `Entry::len` of the session without a name.
+const UNNAMED: u32 = u32::MAX;
+/// `Entry::len` of a session finished or closed.
+const GONE: u32 = u32::MAX - 1;
+/// Compacting waits until this many entries are gone.
+const COMPACT_AT_LEAST: usize = 1 << 10;
 
 /// Sessions in order of first appearance.
 #[derive(Debug, Default)]
@@ -21,16 +32,53 @@ pub(super) struct Appearances {
     /// Entries before this one are gone.
     first: usize,
     live: usize,
+    /// The entry of each live named session, by its name's hash.
+    index: HashMap<u64, usize>,
+    /// Live sessions whose hash another live session had first: rare, and
+    /// always looked at after `index`.
+    collided: HashMap<Box<str>, usize>,
+    /// Names too long for an entry's length (4 GiB and more): kept whole.
+    long: HashMap<usize, Box<str>>,
+    /// The entry of the session without a name, while it is live.
+    unnamed: Option<usize>,
+}
+
+/// FNV-1a: cheap on the short names sessions have.
+fn hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 impl Appearances {
+    /// A session seen for the first time (one that is here already must not
+    /// be pushed again).
     pub(super) fn push(&mut self, session: Option<&str>) {
+        let at = self.entries.len();
         let entry = match session {
-            None => Entry::Unnamed,
+            None => {
+                self.unnamed = Some(at);
+                Entry { start: 0, len: UNNAMED }
+            }
             Some(name) => {
                 let start = self.names.len();
-                self.names.push_str(name);
-                Entry::Named { start, len: name.len() }
+                let len = match u32::try_from(name.len()) {
+                    Ok(len) if len < GONE => {
+                        self.names.push_str(name);
+                        len
+                    }
+                    _ => {
+                        self.long.insert(at, name.into());
+                        0
+                    }
+                };
+                match self.index.entry(hash(name)) {
+                    std::collections::hash_map::Entry::Vacant(slot) => {
+                        slot.insert(at);
+                    }
+                    std::collections::hash_map::Entry::Occupied(_) => {
+                        self.collided.insert(name.into(), at);
+                    }
+                }
+                Entry { start, len }
             }
         };
         self.entries.push(entry);
@@ -44,33 +92,61 @@ impl Appearances {
 
     /// The sessions not gone, in order of first appearance.
     pub(super) fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
-        self.entries[self.first..].iter().filter_map(|&entry| self.name(entry))
+        (self.first..self.entries.len()).filter_map(|at| self.name(at))
     }
 
-    fn name(&self, entry: Entry) -> Option<Option<&str>> {
-        match entry {
-            Entry::Unnamed => Some(None),
-            Entry::Named { start, len } => Some(self.names.get(start..start + len)),
-            Entry::Gone => None,
+    /// The session of entry `at`; `None` when it is gone.
+    fn name(&self, at: usize) -> Option<Option<&str>> {
+        let entry = self.entries.get(at)?;
+        match entry.len {
+            UNNAMED => Some(None),
+            GONE => None,
+            0 if self.long.contains_key(&at) => self.long.get(&at).map(|name| Some(&**name)),
+            len => Some(self.names.get(entry.start..entry.start + len as usize)),
         }
+    }
+
+    /// The entry of a live session.
+    fn find(&self, session: Option<&str>) -> Option<usize> {
+        let Some(name) = session else {
+            return self.unnamed;
+        };
+        let hit = self.index.get(&hash(name)).copied().filter(|&at| self.name(at) == Some(Some(name)));
+        hit.or_else(|| self.collided.get(name).copied())
     }
 
     /// Marks `session` gone; `false` if it is not here.
     pub(super) fn remove(&mut self, session: Option<&str>) -> bool {
-        let found = (self.first..self.entries.len()).find(|&at| self.name(self.entries[at]) == Some(session));
-        let Some(at) = found else { return false };
-        self.entries[at] = Entry::Gone;
-        self.live -= 1;
+        let Some(at) = self.find(session) else { return false };
+        self.forget(at, session);
+        self.compact_if_sparse();
         true
+    }
+
+    /// Marks entry `at`, of `session`, gone.
+    fn forget(&mut self, at: usize, session: Option<&str>) {
+        if let Some(name) = session {
+            let key = hash(name);
+            if self.index.get(&key) == Some(&at) {
+                self.index.remove(&key);
+            } else {
+                self.collided.remove(name);
+            }
+            self.long.remove(&at);
+        } else {
+            self.unnamed = None;
+        }
+        self.entries[at].len = GONE;
+        self.live -= 1;
     }
 
     /// The session seen first and not gone, now marked gone.
     pub(super) fn pop_first(&mut self) -> Option<Option<String>> {
-        while let Some(&entry) = self.entries.get(self.first) {
+        while self.first < self.entries.len() {
+            let at = self.first;
             self.first += 1;
-            if let Some(session) = self.name(entry) {
-                let session = session.map(str::to_owned);
-                self.live -= 1;
+            if let Some(session) = self.name(at).map(|name| name.map(str::to_owned)) {
+                self.forget(at, session.as_deref());
                 if self.live == 0 {
                     *self = Appearances::default();
                 }
@@ -78,6 +154,20 @@ impl Appearances {
             }
         }
         None
+    }
+
+    /// Rebuilds the entries without the gone ones once those are most of
+    /// them: what the order holds follows the sessions that are left.
+    fn compact_if_sparse(&mut self) {
+        let gone = self.entries.len() - self.live;
+        if gone < COMPACT_AT_LEAST || gone < self.live {
+            return;
+        }
+        let live: Vec<Option<String>> = self.iter().map(|name| name.map(str::to_owned)).collect();
+        *self = Appearances::default();
+        for session in &live {
+            self.push(session.as_deref());
+        }
     }
 }
 
@@ -100,5 +190,37 @@ mod tests {
         assert_eq!(order.pop_first(), Some(Some(String::new())), "an empty name is a name");
         assert_eq!(order.pop_first(), None);
         assert_eq!(order.len(), 0);
+    }
+
+    #[test]
+    fn removing_sessions_compacts_the_order_and_keeps_it() {
+        let mut order = Appearances::default();
+        for n in 0..10_000 {
+            order.push(Some(&format!("s{n}")));
+        }
+        for n in (0..10_000).filter(|n| n % 10 != 0) {
+            assert!(order.remove(Some(&format!("s{n}"))), "s{n}");
+        }
+        assert_eq!(order.len(), 1_000);
+        assert!(order.entries.len() < 3_000, "compacted: {} entries", order.entries.len());
+        assert!(order.names.len() < 10_000, "names of gone sessions freed: {} bytes", order.names.len());
+        let left: Vec<String> = order.iter().map(|name| name.unwrap().to_owned()).collect();
+        let expected: Vec<String> = (0..10_000).filter(|n| n % 10 == 0).map(|n| format!("s{n}")).collect();
+        assert_eq!(left, expected);
+        assert!(order.remove(Some("s9990")) && !order.remove(Some("s9991")));
+    }
+
+    #[test]
+    fn names_whose_hashes_collide_are_told_apart() {
+        let mut order = Appearances::default();
+        order.push(Some("a"));
+        // Forge a collision: the index slot of "b" taken by another entry.
+        order.index.insert(hash("b"), 0);
+        order.push(Some("b"));
+        assert_eq!(order.find(Some("b")), Some(1));
+        assert_eq!(order.find(Some("a")), Some(0));
+        assert!(order.remove(Some("b")));
+        assert_eq!(order.find(Some("b")), None);
+        assert_eq!(order.iter().collect::<Vec<_>>(), [Some("a")]);
     }
 }

@@ -39,36 +39,60 @@ mod store;
 use std::collections::HashMap;
 
 use appearances::Appearances;
-pub use store::{CheckpointStore, DirectoryStore, MemoryStore};
+pub use store::{CheckpointStore, DirectoryStore, MemoryStore, StoreError};
 
 use crate::adapters::CallSink;
 use crate::builder::RoundBuilder;
 use crate::call::Call;
-use crate::handler::StreamHandler;
 use crate::machine::{Checkpoint, CheckpointError};
 use crate::model::{AnomalyKind, FinishReason};
+use crate::session::Session;
 
-/// Makes the builder of a session (with its sink, UI handler and clock):
-/// called on a session's first call, and again when an evicted session
-/// comes back (its state is then restored into the new builder).
-pub type MakeBuilder = dyn Fn(Option<&str>) -> RoundBuilder + Send + Sync;
+/// Makes the session of a name: called on a session's first call, and
+/// again when an evicted session comes back (its state is then restored
+/// into the new one). Any `Fn(Option<&str>) -> S` closure, boxed, is one
+/// ([`Router::new`]); a driver of its own sessions may name its own type
+/// ([`Router::with_maker`]).
+pub trait MakeSession<S> {
+    /// The new session of `name`.
+    fn make(&self, name: Option<&str>) -> S;
+}
+
+/// A boxed closure, what [`Router::new`] takes.
+pub type MakeFn<S> = Box<dyn Fn(Option<&str>) -> S + Send + Sync>;
+
+impl<S> MakeSession<S> for MakeFn<S> {
+    fn make(&self, name: Option<&str>) -> S {
+        self(name)
+    }
+}
 
 /// A named session kept open.
-struct Open {
+struct Open<S> {
     name: Box<str>,
-    builder: RoundBuilder,
+    session: S,
     /// The router's call count at this session's last call.
     last_call: u64,
 }
 
-/// Sessions by name, one builder each; see the [module docs](self).
-pub struct Router {
-    make: Box<MakeBuilder>,
+/// Where a session is held.
+#[derive(Clone, Copy)]
+enum At {
+    Unnamed,
+    Slot(usize),
+}
+
+/// Sessions by name, one [`Session`] each (a [`RoundBuilder`] unless said
+/// otherwise), made by `M`; see the [module docs](self).
+pub struct Router<S: Session = RoundBuilder, M: MakeSession<S> = MakeFn<S>> {
+    make: M,
+    /// Handed to every session with its calls.
+    context: S::Context,
     /// Open named sessions; a slot freed by eviction or closing is reused.
-    slots: Vec<Option<Open>>,
+    slots: Vec<Option<Open<S>>>,
     free: Vec<usize>,
     by_name: HashMap<Box<str>, usize>,
-    unnamed: Option<RoundBuilder>,
+    unnamed: Option<S>,
     /// Every session not closed, in order of first appearance (end of input
     /// finishes them in that order, SPEC §6).
     order: Appearances,
@@ -82,9 +106,13 @@ pub struct Router {
 struct Eviction {
     keep: usize,
     store: Box<dyn CheckpointStore>,
+    /// Sessions open again whose checkpoint could not be removed from the
+    /// store: removed once more when the session ends, so that a later
+    /// session of that name does not start from it.
+    stale: std::collections::HashSet<Box<str>>,
 }
 
-impl std::fmt::Debug for Router {
+impl<S: Session, M: MakeSession<S>> std::fmt::Debug for Router<S, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Router")
             .field("open_sessions", &self.open_sessions())
@@ -93,12 +121,21 @@ impl std::fmt::Debug for Router {
     }
 }
 
-impl Router {
-    /// A router making each session's builder with `make`, keeping every
-    /// session open.
-    pub fn new(make: impl Fn(Option<&str>) -> RoundBuilder + Send + Sync + 'static) -> Router {
+impl<S: Session> Router<S> {
+    /// A router making each session with `make`, keeping every session
+    /// open.
+    pub fn new(make: impl Fn(Option<&str>) -> S + Send + Sync + 'static) -> Router<S> {
+        Router::with_maker(Box::new(make))
+    }
+}
+
+impl<S: Session, M: MakeSession<S>> Router<S, M> {
+    /// A router making each session with `make`, keeping every session
+    /// open.
+    pub fn with_maker(make: M) -> Router<S, M> {
         Router {
-            make: Box::new(make),
+            make,
+            context: S::Context::default(),
             slots: Vec::new(),
             free: Vec::new(),
             by_name: HashMap::new(),
@@ -113,15 +150,22 @@ impl Router {
     /// Keeps at most `keep` named sessions open: when one more must open,
     /// the least recently called half of them is saved to `store` as
     /// checkpoints and dropped, each restored on its next call. Evicting in
-    /// batches keeps the cost per call constant.
-    pub fn evict_beyond(self, keep: usize, store: impl CheckpointStore + 'static) -> Router {
-        self.evict_beyond_boxed(keep, Box::new(store))
+    /// batches keeps the cost per call constant. A store chosen at run time
+    /// is a `Box<dyn CheckpointStore>`.
+    pub fn evict_beyond(mut self, keep: usize, store: impl CheckpointStore + 'static) -> Router<S, M> {
+        self.eviction = Some(Eviction { keep: keep.max(1), store: Box::new(store), stale: Default::default() });
+        self
     }
 
-    /// [`evict_beyond`](Self::evict_beyond) with a store chosen at run time.
-    pub fn evict_beyond_boxed(mut self, keep: usize, store: Box<dyn CheckpointStore>) -> Router {
-        self.eviction = Some(Eviction { keep: keep.max(1), store });
-        self
+    /// What the router hands its sessions with every call: for bare
+    /// machines, the clock reading to set and the output to take.
+    pub fn context(&self) -> &S::Context {
+        &self.context
+    }
+
+    /// The context, to set the clock or take the output.
+    pub fn context_mut(&mut self) -> &mut S::Context {
+        &mut self.context
     }
 
     /// Sessions seen and not closed or finished (open or evicted).
@@ -134,23 +178,42 @@ impl Router {
         self.by_name.len() + usize::from(self.unnamed.is_some())
     }
 
-    /// Applies one call to its session's builder.
+    /// Applies one call to its session.
     pub fn call(&mut self, session: Option<&str>, call: Call<'_>) {
-        self.builder(session).call(call);
+        let at = self.locate(session);
+        match at {
+            At::Unnamed => {
+                if let Some(open) = self.unnamed.as_mut() {
+                    open.call(call, &mut self.context);
+                }
+            }
+            At::Slot(at) => {
+                if let Some(open) = self.slots[at].as_mut() {
+                    open.session.call(call, &mut self.context);
+                }
+            }
+        }
     }
 
-    /// The builder of a session, made on first sight, restored if it was
+    /// The session of a name, made on first sight, restored if it was
     /// evicted.
-    pub fn builder(&mut self, session: Option<&str>) -> &RoundBuilder {
+    pub fn session(&mut self, session: Option<&str>) -> &mut S {
+        match self.locate(session) {
+            At::Unnamed => self.unnamed.as_mut().expect("located: the unnamed session is open"),
+            At::Slot(at) => &mut self.slots[at].as_mut().expect("located: an open slot").session,
+        }
+    }
+
+    /// Where a session is held, made on first sight, restored if it was
+    /// evicted; counts a call.
+    fn locate(&mut self, session: Option<&str>) -> At {
         self.calls += 1;
         let Some(name) = session else {
-            return match &mut self.unnamed {
-                Some(builder) => builder,
-                slot @ None => {
-                    self.order.push(None);
-                    slot.insert((self.make)(None))
-                }
-            };
+            if self.unnamed.is_none() {
+                self.order.push(None);
+                self.unnamed = Some(self.make.make(None));
+            }
+            return At::Unnamed;
         };
         let at = match self.last.filter(|&at| self.slots[at].as_ref().is_some_and(|open| &*open.name == name)) {
             Some(at) => at,
@@ -160,33 +223,54 @@ impl Router {
             },
         };
         self.last = Some(at);
-        let calls = self.calls;
-        let open = self.slots[at].as_mut().expect("an index of by_name or last is an open slot");
-        open.last_call = calls;
-        &open.builder
+        if let Some(open) = self.slots[at].as_mut() {
+            open.last_call = self.calls;
+        }
+        At::Slot(at)
     }
 
     /// Opens a named session, restored from the store if it was evicted,
     /// else new; evicts idle sessions first when too many are open. Returns
-    /// its slot.
+    /// its slot. A checkpoint leaves the store only once its session is
+    /// open again.
     fn open_session(&mut self, name: &str) -> usize {
         self.evict_if_full();
-        let builder = (self.make)(Some(name));
-        match self.eviction.as_mut().map(|e| e.store.take(name)) {
-            Some(Ok(Some(bytes))) => {
-                if let Err(error) = Checkpoint::from_json(&bytes).and_then(|c| builder.restore(c)) {
-                    let detail =
-                        format!("session {name:?}: its checkpoint could not be restored ({error}); it starts anew");
-                    builder.anomaly(AnomalyKind::RestoreFailed, None, &detail);
+        let mut session = self.make.make(Some(name));
+        if let Some(eviction) = self.eviction.as_mut() {
+            let restored = match eviction.store.load(name) {
+                Ok(Some(bytes)) => Some(
+                    Checkpoint::from_json(&bytes)
+                        .and_then(|c| session.restore(c))
+                        .map_err(|error| format!("its checkpoint could not be restored ({error})")),
+                ),
+                Ok(None) => None,
+                Err(error) => Some(Err(format!("{error} ({})", error.source))),
+            };
+            match restored {
+                None => self.order.push(Some(name)),
+                Some(result) => {
+                    let removed = eviction.store.remove(name);
+                    if removed.is_err() {
+                        eviction.stale.insert(name.into());
+                    }
+                    let problem = match (result, removed) {
+                        (Err(why), _) => Some(format!("session {name:?}: {why}; it starts anew")),
+                        (Ok(()), Err(error)) => Some(format!(
+                            "session {name:?}: {error} ({}); the session goes on from it, and a stale copy stays in the store",
+                            error.source
+                        )),
+                        (Ok(()), Ok(())) => None,
+                    };
+                    if let Some(detail) = problem {
+                        let call = Call::Anomaly { kind: AnomalyKind::RestoreFailed, id: None, detail: &detail };
+                        session.call(call, &mut self.context);
+                    }
                 }
             }
-            Some(Err(error)) => {
-                let detail = format!("session {name:?}: its checkpoint could not be read ({error}); it starts anew");
-                builder.anomaly(AnomalyKind::RestoreFailed, None, &detail);
-            }
-            Some(Ok(None)) | None => self.order.push(Some(name)),
+        } else {
+            self.order.push(Some(name));
         }
-        let open = Open { name: name.into(), builder, last_call: self.calls };
+        let open = Open { name: name.into(), session, last_call: self.calls };
         let at = match self.free.pop() {
             Some(at) => {
                 self.slots[at] = Some(open);
@@ -202,8 +286,8 @@ impl Router {
     }
 
     /// Saves and drops the least recently called half of the open sessions
-    /// once `keep` are open. A session whose checkpoint cannot be saved
-    /// stays open: nothing is lost.
+    /// once `keep` are open. A session is dropped only once its checkpoint
+    /// is saved: one that cannot be saved stays open, and nothing is lost.
     fn evict_if_full(&mut self) {
         let Some(keep) = self.eviction.as_ref().map(|e| e.keep) else { return };
         if self.by_name.len() < keep {
@@ -218,7 +302,8 @@ impl Router {
         by_age.sort_unstable();
         for (_, at) in by_age.into_iter().take(keep.div_ceil(2)) {
             let (Some(open), Some(eviction)) = (&self.slots[at], self.eviction.as_mut()) else { continue };
-            if eviction.store.save(&open.name, &open.builder.checkpoint().to_json()).is_ok() {
+            let Ok(checkpoint) = open.session.checkpoint() else { continue };
+            if eviction.store.save(&open.name, &checkpoint.to_json()).is_ok() {
                 self.drop_slot(at);
             }
         }
@@ -237,17 +322,22 @@ impl Router {
     /// The checkpoint of every session not closed, in order of first
     /// appearance (evicted ones read from the store, and left there): with
     /// [`restore_sessions`](Self::restore_sessions), the router's whole
-    /// state. A session whose evicted checkpoint cannot be read is an error.
-    pub(crate) fn checkpoint_sessions(&mut self) -> Result<Vec<Checkpoint>, CheckpointError> {
+    /// state.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError`] when a session's state cannot be saved, or an
+    /// evicted one cannot be read back.
+    pub fn checkpoint_sessions(&mut self) -> Result<Vec<Checkpoint>, CheckpointError> {
         let names: Vec<Option<String>> = self.order.iter().map(|name| name.map(str::to_owned)).collect();
         let mut checkpoints = Vec::with_capacity(names.len());
         for name in names {
             let open = match name.as_deref() {
                 None => self.unnamed.as_ref(),
-                Some(name) => self.by_name.get(name).and_then(|&at| self.slots[at].as_ref()).map(|open| &open.builder),
+                Some(name) => self.by_name.get(name).and_then(|&at| self.slots[at].as_ref()).map(|open| &open.session),
             };
-            if let Some(builder) = open {
-                checkpoints.push(builder.checkpoint());
+            if let Some(session) = open {
+                checkpoints.push(session.checkpoint()?);
                 continue;
             }
             let (Some(name), Some(eviction)) = (name.as_deref(), self.eviction.as_mut()) else {
@@ -255,21 +345,22 @@ impl Router {
             };
             let bytes = eviction
                 .store
-                .take(name)
-                .map_err(|e| CheckpointError::Inconsistent(format!("session {name:?}: {e}")))?
+                .load(name)
+                .map_err(|e| CheckpointError::Inconsistent(format!("{e} ({})", e.source)))?
                 .ok_or_else(|| CheckpointError::Inconsistent(format!("session {name:?} is not in the store")))?;
-            let checkpoint = Checkpoint::from_json(&bytes);
-            // Left where it was: taking a checkpoint changes nothing.
-            let saved = eviction.store.save(name, &bytes);
-            checkpoints.push(checkpoint?);
-            saved.map_err(|e| CheckpointError::Inconsistent(format!("session {name:?}: {e}")))?;
+            checkpoints.push(Checkpoint::from_json(&bytes)?);
         }
         Ok(checkpoints)
     }
 
     /// Opens a session from each checkpoint, in order, on a router that has
     /// none yet ([`checkpoint_sessions`](Self::checkpoint_sessions)).
-    pub(crate) fn restore_sessions(&mut self, checkpoints: Vec<Checkpoint>) -> Result<(), CheckpointError> {
+    ///
+    /// # Errors
+    ///
+    /// [`CheckpointError`] when the router has sessions already, a session
+    /// comes twice, or a checkpoint does not fit.
+    pub fn restore_sessions(&mut self, checkpoints: Vec<Checkpoint>) -> Result<(), CheckpointError> {
         if self.order.len() > 0 {
             return Err(CheckpointError::Inconsistent("sessions restored into a router that has some".into()));
         }
@@ -279,7 +370,7 @@ impl Router {
             if !seen.insert(name.clone()) {
                 return Err(CheckpointError::Inconsistent(format!("session {name:?} twice")));
             }
-            self.builder(name.as_deref()).restore(checkpoint)?;
+            self.session(name.as_deref()).restore(checkpoint)?;
         }
         Ok(())
     }
@@ -317,24 +408,34 @@ impl Router {
     /// Finishes a session no longer in `order`, and drops it.
     fn finish_and_forget(&mut self, session: Option<&str>, reason: FinishReason) {
         let known = self.order.len();
-        self.builder(session).finish_if_running(reason);
+        let at = self.locate(session);
         // Opening it again (from the store) must not count it anew.
         if self.order.len() > known {
             self.order.remove(session);
         }
-        match session {
-            None => self.unnamed = None,
-            Some(name) => {
-                if let Some(&at) = self.by_name.get(name) {
-                    self.drop_slot(at);
+        match at {
+            At::Unnamed => {
+                if let Some(mut open) = self.unnamed.take() {
+                    open.finish_if_running(reason, &mut self.context);
                 }
+            }
+            At::Slot(at) => {
+                if let Some(open) = self.slots[at].as_mut() {
+                    open.session.finish_if_running(reason, &mut self.context);
+                }
+                self.drop_slot(at);
+            }
+        }
+        if let (Some(name), Some(eviction)) = (session, self.eviction.as_mut()) {
+            if eviction.stale.remove(name) && eviction.store.remove(name).is_err() {
+                eviction.stale.insert(name.into());
             }
         }
     }
 }
 
 /// Adapters address their calls to the router's sessions.
-impl CallSink for Router {
+impl<S: Session, M: MakeSession<S>> CallSink for Router<S, M> {
     fn call(&mut self, session: Option<&str>, call: Call<'_>) {
         Router::call(self, session, call);
     }

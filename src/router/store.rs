@@ -1,22 +1,90 @@
 //! Where a [`Router`](super::Router) keeps the sessions it evicts: one
 //! checkpoint (JSON bytes) per session name.
+//!
+//! A checkpoint is never lost on the way: the router saves a session before
+//! it lets it go, and removes a checkpoint from the store only once the
+//! session it restored is open again. A store that cannot do what it is
+//! asked says so with a [`StoreError`] naming the session and the path.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::io;
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
 
 /// Keeps evicted sessions' checkpoints by session name.
 ///
-/// `take` hands a checkpoint back and forgets it: a session is in the store
-/// or open, never both.
+/// `load` reads without removing, so that a session is never only in
+/// memory of a process that may stop: the router removes a checkpoint once
+/// the session is open again.
 pub trait CheckpointStore: Send {
-    /// Keeps `checkpoint` for `session`, replacing what was kept.
-    fn save(&mut self, session: &str, checkpoint: &[u8]) -> io::Result<()>;
+    /// Keeps `checkpoint` for `session`, replacing what was kept: when it
+    /// returns `Ok`, the new checkpoint is kept; when it fails, the old one
+    /// (if any) still is.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the checkpoint cannot be kept.
+    fn save(&mut self, session: &str, checkpoint: &[u8]) -> Result<(), StoreError>;
 
-    /// The checkpoint kept for `session`, removed from the store; `None`
-    /// when there is none.
-    fn take(&mut self, session: &str) -> io::Result<Option<Vec<u8>>>;
+    /// The checkpoint kept for `session`, left in the store; `None` when
+    /// there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when it cannot be read.
+    fn load(&mut self, session: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Forgets the checkpoint of `session` (nothing when there is none).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when it cannot be removed.
+    fn remove(&mut self, session: &str) -> Result<(), StoreError>;
+}
+
+/// A store chosen at run time is a store.
+impl<T: CheckpointStore + ?Sized> CheckpointStore for Box<T> {
+    fn save(&mut self, session: &str, checkpoint: &[u8]) -> Result<(), StoreError> {
+        (**self).save(session, checkpoint)
+    }
+
+    fn load(&mut self, session: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).load(session)
+    }
+
+    fn remove(&mut self, session: &str) -> Result<(), StoreError> {
+        (**self).remove(session)
+    }
+}
+
+/// A [`CheckpointStore`] could not do what it was asked.
+///
+/// ```
+/// use std::error::Error;
+/// let error = roundup::router::StoreError::new("s1", "write", Some("/ckpt/s1.json".into()), std::io::Error::other("disk full"));
+/// assert_eq!(error.to_string(), "cannot write the checkpoint of session \"s1\" at /ckpt/s1.json");
+/// assert_eq!(error.source().unwrap().to_string(), "disk full");
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} the checkpoint of session {session:?}{}", path.as_ref().map(|p| format!(" at {}", p.display())).unwrap_or_default())]
+pub struct StoreError {
+    /// The session whose checkpoint it was.
+    pub session: String,
+    /// What failed: `write`, `read` or `remove`.
+    pub action: &'static str,
+    /// Where, for a store of files.
+    pub path: Option<PathBuf>,
+    /// Why.
+    #[source]
+    pub source: io::Error,
+}
+
+impl StoreError {
+    /// An error of `action` on the checkpoint of `session`, at `path`.
+    pub fn new(session: &str, action: &'static str, path: Option<PathBuf>, source: io::Error) -> StoreError {
+        StoreError { session: session.to_owned(), action, path, source }
+    }
 }
 
 /// Checkpoints in memory: a session evicted costs its checkpoint's bytes
@@ -27,8 +95,9 @@ pub trait CheckpointStore: Send {
 /// use roundup::router::{CheckpointStore, MemoryStore};
 /// let mut store = MemoryStore::default();
 /// store.save("s1", b"{}").unwrap();
-/// assert_eq!(store.take("s1").unwrap().as_deref(), Some(&b"{}"[..]));
-/// assert_eq!(store.take("s1").unwrap(), None);
+/// assert_eq!(store.load("s1").unwrap().as_deref(), Some(&b"{}"[..]));
+/// store.remove("s1").unwrap();
+/// assert_eq!(store.load("s1").unwrap(), None);
 /// ```
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -48,13 +117,26 @@ impl MemoryStore {
 }
 
 impl CheckpointStore for MemoryStore {
-    fn save(&mut self, session: &str, checkpoint: &[u8]) -> io::Result<()> {
-        self.checkpoints.insert(session.to_owned(), checkpoint.to_vec());
+    fn save(&mut self, session: &str, checkpoint: &[u8]) -> Result<(), StoreError> {
+        match self.checkpoints.get_mut(session) {
+            Some(kept) => {
+                kept.clear();
+                kept.extend_from_slice(checkpoint);
+            }
+            None => {
+                self.checkpoints.insert(session.to_owned(), checkpoint.to_vec());
+            }
+        }
         Ok(())
     }
 
-    fn take(&mut self, session: &str) -> io::Result<Option<Vec<u8>>> {
-        Ok(self.checkpoints.remove(session))
+    fn load(&mut self, session: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.checkpoints.get(session).cloned())
+    }
+
+    fn remove(&mut self, session: &str) -> Result<(), StoreError> {
+        self.checkpoints.remove(session);
+        Ok(())
     }
 }
 
@@ -64,29 +146,53 @@ impl CheckpointStore for MemoryStore {
 /// huge: memory stays bounded however many sessions are evicted, and a
 /// restarted process can pick them up.
 ///
+/// A checkpoint is written whole or not at all: to a temporary file of the
+/// same directory, synced, then renamed over the old one, so that a process
+/// killed mid-write leaves the old checkpoint or the new one, never a torn
+/// file.
+///
 /// ```
 /// use roundup::router::{CheckpointStore, DirectoryStore};
 /// let dir = std::env::temp_dir().join(format!("roundup-doc-store-{}", std::process::id()));
 /// let mut store = DirectoryStore::new(&dir).unwrap();
 /// store.save("../../etc/passwd", b"{}").unwrap(); // a file in `dir`, whatever the name
-/// assert_eq!(store.take("../../etc/passwd").unwrap().as_deref(), Some(&b"{}"[..]));
-/// assert_eq!(store.take("../../etc/passwd").unwrap(), None);
+/// assert_eq!(store.load("../../etc/passwd").unwrap().as_deref(), Some(&b"{}"[..]));
+/// store.remove("../../etc/passwd").unwrap();
+/// assert_eq!(store.load("../../etc/passwd").unwrap(), None);
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 #[derive(Debug)]
 pub struct DirectoryStore {
     dir: PathBuf,
+    /// Sync each checkpoint to disk before it replaces the old one.
+    sync: bool,
 }
 
 impl DirectoryStore {
-    /// A store in `dir`, made if it does not exist.
+    /// A store in `dir`, made if it does not exist, that syncs every
+    /// checkpoint to disk before it takes the old one's place (what a
+    /// checkpoint that must outlive a power loss needs).
+    ///
+    /// # Errors
+    ///
+    /// What making the directory returns.
     pub fn new(dir: impl Into<PathBuf>) -> io::Result<DirectoryStore> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir)?;
-        Ok(DirectoryStore { dir })
+        Ok(DirectoryStore { dir, sync: true })
     }
 
-    fn path(&self, session: &str) -> PathBuf {
+    /// Whether each checkpoint is synced to disk before the rename (on by
+    /// default). Off, a checkpoint survives the process being killed but
+    /// perhaps not the machine losing power, at a fraction of the cost: what
+    /// a replay whose evicted sessions are scratch space wants.
+    pub fn sync(mut self, sync: bool) -> DirectoryStore {
+        self.sync = sync;
+        self
+    }
+
+    /// The file of a session's checkpoint.
+    pub fn path(&self, session: &str) -> PathBuf {
         // FNV-1a: stable across runs and builds, unlike the std hasher.
         let hash =
             session.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
@@ -98,32 +204,60 @@ impl DirectoryStore {
         name.push_str(".json");
         self.dir.join(name)
     }
+
+    /// Writes `bytes` to a temporary file beside `path`, syncs it, and
+    /// renames it over `path`.
+    fn write_atomically(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let temporary = path.with_extension("json.tmp");
+        let written = File::create(&temporary).and_then(|mut file| {
+            file.write_all(bytes)?;
+            if self.sync {
+                file.sync_all()?;
+            }
+            Ok(())
+        });
+        match written.and_then(|()| std::fs::rename(&temporary, path)) {
+            Ok(()) => Ok(()),
+            Err(error) => {
+                let _ = std::fs::remove_file(&temporary);
+                Err(error)
+            }
+        }
+    }
 }
 
 impl CheckpointStore for DirectoryStore {
-    fn save(&mut self, session: &str, checkpoint: &[u8]) -> io::Result<()> {
+    fn save(&mut self, session: &str, checkpoint: &[u8]) -> Result<(), StoreError> {
         let path = self.path(session);
-        match std::fs::write(&path, checkpoint) {
+        let result = match self.write_atomically(&path, checkpoint) {
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
                 // The subdirectory, on its first use.
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)?;
+                match path.parent().map(std::fs::create_dir_all) {
+                    Some(Err(error)) => Err(error),
+                    _ => self.write_atomically(&path, checkpoint),
                 }
-                std::fs::write(&path, checkpoint)
             }
             done => done,
+        };
+        result.map_err(|error| StoreError::new(session, "write", Some(path), error))
+    }
+
+    fn load(&mut self, session: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.path(session);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(StoreError::new(session, "read", Some(path), error)),
         }
     }
 
-    fn take(&mut self, session: &str) -> io::Result<Option<Vec<u8>>> {
+    fn remove(&mut self, session: &str) -> Result<(), StoreError> {
         let path = self.path(session);
-        match std::fs::read(&path) {
-            Ok(bytes) => {
-                std::fs::remove_file(&path)?;
-                Ok(Some(bytes))
+        match std::fs::remove_file(&path) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                Err(StoreError::new(session, "remove", Some(path), error))
             }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(error),
+            _ => Ok(()),
         }
     }
 }

@@ -130,7 +130,7 @@ fn moved_after_every_payload(input: &[u8], options: &ReplayOptions) -> Vec<u8> {
 #[test]
 fn a_replay_moved_between_every_two_payloads_writes_what_the_whole_one_does() {
     for (name, input) in inputs().into_iter().filter(|(name, _)| !name.ends_with(".sse")) {
-        for to in ["records", "ui"] {
+        for to in roundup::encoders::REGISTRY.iter().map(|format| format.name()) {
             let options = ReplayOptions::new().to(OutputFormat::named(to).unwrap());
             let mut whole_payloads = Replayer::new(&options).unwrap();
             for line in input.split(|&b| b == b'\n').filter(|line| !line.iter().all(u8::is_ascii_whitespace)) {
@@ -148,14 +148,58 @@ fn a_replay_moved_between_every_two_payloads_writes_what_the_whole_one_does() {
     }
 }
 
+/// Every output format's per-session state goes with its session when the
+/// session is evicted: keeping one session in memory (the others saved
+/// and restored on every switch) writes what keeping all does.
 #[test]
-fn a_checkpoint_of_an_output_format_with_state_is_refused_not_lossy() {
-    let options = ReplayOptions::new().to(OutputFormat::named("agui").unwrap());
-    let mut replayer = Replayer::new(&options).unwrap();
-    replayer.feed(b"{\"op\":\"message\",\"text\":\"Hi\"}\n", &mut ());
-    let error = replayer.checkpoint().unwrap_err();
-    assert!(matches!(error, CheckpointError::Inconsistent(_)), "{error}");
-    assert!(error.to_string().contains("cannot be saved"), "{error}");
+fn evicting_sessions_changes_no_output_of_any_format() {
+    let mut compared = 0;
+    for (name, input) in inputs() {
+        let framing =
+            if name.ends_with(".sse") { roundup::encoders::Framing::Sse } else { roundup::encoders::Framing::Lines };
+        for format in roundup::encoders::REGISTRY {
+            let options = ReplayOptions::new().to(format).framing(framing);
+            let mut all = Vec::new();
+            roundup::replay(&input[..], &mut all, &options, &mut ()).unwrap();
+            let mut one = Vec::new();
+            roundup::replay(&input[..], &mut one, &options.clone().evict(1, None), &mut ()).unwrap();
+            assert_eq!(
+                String::from_utf8(one).unwrap(),
+                String::from_utf8(all).unwrap(),
+                "{name} --emit {}",
+                format.name()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 500, "{compared} replays compared");
+}
+
+/// Several outputs from one pass are each what a pass of their own writes.
+#[test]
+fn one_pass_writes_every_output_as_its_own_pass_does() {
+    for (name, input) in inputs().into_iter().filter(|(name, _)| !name.ends_with(".sse")) {
+        let formats = roundup::encoders::REGISTRY;
+        let mut options = ReplayOptions::new().to(formats[0]);
+        for format in &formats[1..] {
+            options = options.also_to(format);
+        }
+        let mut replayer = Replayer::new(&options).unwrap();
+        replayer.feed(&input, &mut ());
+        replayer.finish(&mut ());
+        for (index, format) in formats.iter().enumerate() {
+            let mut together = Vec::new();
+            replayer.take_output_of(index, &mut together);
+            let mut alone = Vec::new();
+            roundup::replay(&input[..], &mut alone, &ReplayOptions::new().to(format), &mut ()).unwrap();
+            assert_eq!(
+                String::from_utf8(together).unwrap(),
+                String::from_utf8(alone).unwrap(),
+                "{name} {}",
+                format.name()
+            );
+        }
+    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use roundup::router::{CheckpointStore, MemoryStore};
+use roundup::router::{CheckpointStore, MemoryStore, StoreError};
 use roundup::{Call, FinishReason, RoundBuilder, Router};
 use roundup_testkit::capture::{options, replay_raw};
 use serde_json::Value;
@@ -71,11 +71,14 @@ fn sessions_are_evicted_restored_and_closed() {
 struct Garbage;
 
 impl CheckpointStore for Garbage {
-    fn save(&mut self, _: &str, _: &[u8]) -> std::io::Result<()> {
+    fn save(&mut self, _: &str, _: &[u8]) -> Result<(), StoreError> {
         Ok(())
     }
-    fn take(&mut self, _: &str) -> std::io::Result<Option<Vec<u8>>> {
+    fn load(&mut self, _: &str) -> Result<Option<Vec<u8>>, StoreError> {
         Ok(Some(b"{\"version\":1,\"run\":7}".to_vec()))
+    }
+    fn remove(&mut self, _: &str) -> Result<(), StoreError> {
+        Ok(())
     }
 }
 
@@ -97,7 +100,7 @@ fn the_sink_sees_every_record_type_through_the_router() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut router = logging_router(&log);
     router.call(None, Call::ToolCall { id: "t", title: "x" });
-    router.builder(None).finish_if_running(FinishReason::Canceled);
+    router.session(None).finish_if_running(FinishReason::Canceled);
     let types: Vec<String> = log.lock().unwrap().iter().map(|l| l["type"].as_str().unwrap().to_owned()).collect();
     assert_eq!(types, ["round", "summary"]);
 }

@@ -10,30 +10,28 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use roundup::encoders::OutputFormat;
 use roundup::{
     write_record, Anomaly, AnomalyKind, CheckpointError, ReplayCheckpoint, ReplayOptions, Replayer, SinkRecord,
 };
 use serde::{Deserialize, Serialize};
 
 /// The version of a session's checkpoint record this build writes.
-const VERSION: u32 = 1;
+/// 2: one replay writes the records and the UI events.
+const VERSION: u32 = 2;
 
-/// A session's checkpoint record: its replay for the records, and for the
-/// UI events when the worker writes them.
+/// A session's checkpoint record: its replay, and whether that replay
+/// writes the UI events too.
 #[derive(Serialize, Deserialize)]
 struct Saved {
     version: u32,
-    records: ReplayCheckpoint,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ui: Option<ReplayCheckpoint>,
+    replay: ReplayCheckpoint,
+    ui: bool,
 }
 
-/// One session's replays.
+/// One session's replay: the records as output 0 and, when the worker
+/// writes them, the UI events as output 1, from one read of each event.
 struct Session {
-    records: Replayer,
-    /// The same events replayed for the UI events, when asked.
-    ui: Option<Replayer>,
+    replay: Replayer,
 }
 
 /// One partition's sessions.
@@ -86,10 +84,15 @@ impl Partition {
     /// its state is dropped.
     pub fn event(&mut self, session: &str, payload: Option<&[u8]>) -> Made {
         let mut made = Made::default();
-        let streams = self.session(session, &mut made);
-        made.lines.extend(apply(&mut streams.records, payload));
-        if let Some(ui) = streams.ui.as_mut() {
-            made.ui_lines.extend(apply(ui, payload));
+        let ui = self.ui;
+        let replay = &mut self.session(session, &mut made).replay;
+        match payload {
+            Some(payload) => replay.feed_payload(payload, &mut ()),
+            None => replay.finish(&mut ()),
+        }
+        made.lines.extend(lines(replay, 0));
+        if ui {
+            made.ui_lines.extend(lines(replay, 1));
         }
         if payload.is_none() {
             self.live.remove(session);
@@ -111,10 +114,12 @@ impl Partition {
     }
 
     fn new_session(&self) -> Session {
+        let mut options = self.options.clone();
+        if self.ui {
+            options = options.also_to(&roundup::encoders::ui::FORMAT);
+        }
         // Only an eviction directory can fail, and a worker's options have none.
-        let new = |options: &ReplayOptions| Replayer::new(options).expect("a replay without an eviction directory");
-        let ui = self.ui.then(|| new(&self.options.clone().to(OutputFormat::named("ui").expect("registered"))));
-        Session { records: new(&self.options), ui }
+        Session { replay: Replayer::new(&options).expect("a replay without an eviction directory") }
     }
 
     /// A session restored from a checkpoint; one that cannot be restored
@@ -125,12 +130,11 @@ impl Partition {
             if saved.version != VERSION {
                 return Err(CheckpointError::Version { found: u64::from(saved.version), supported: VERSION });
             }
-            streams.records.restore(saved.records)?;
-            match (streams.ui.as_mut(), saved.ui) {
-                (Some(ui), Some(checkpoint)) => ui.restore(checkpoint),
-                (None, _) => Ok(()),
-                (Some(_), None) => Err(CheckpointError::Inconsistent("saved without its UI events".into())),
+            if saved.ui != self.ui {
+                let detail = if saved.ui { "saved with UI events" } else { "saved without UI events" };
+                return Err(CheckpointError::Inconsistent(detail.into()));
             }
+            streams.replay.restore(saved.replay)
         });
         let Err(error) = result else { return streams };
         let anomaly = Anomaly {
@@ -155,15 +159,12 @@ impl Partition {
         changed
             .into_iter()
             .map(|session| {
+                let ui = self.ui;
                 let checkpoint = self.live.get_mut(&session).map(|streams| {
                     // Records and UI events keep no encoder state and there
                     // is no eviction: a worker's replays always checkpoint.
-                    let saved = Saved {
-                        version: VERSION,
-                        records: streams.records.checkpoint().expect("a records replay checkpoints"),
-                        ui: streams.ui.as_mut().map(|ui| ui.checkpoint().expect("a ui replay checkpoints")),
-                    };
-                    serde_json::to_vec(&saved).unwrap_or_default()
+                    let replay = streams.replay.checkpoint().expect("a records and ui replay checkpoints");
+                    serde_json::to_vec(&Saved { version: VERSION, replay, ui }).unwrap_or_default()
                 });
                 (session, checkpoint)
             })
@@ -176,17 +177,10 @@ impl Partition {
     }
 }
 
-/// Applies one payload (or the end of the stream) to a replay; its output
-/// lines.
-fn apply(replayer: &mut Replayer, payload: Option<&[u8]>) -> impl Iterator<Item = Vec<u8>> {
-    match payload {
-        Some(payload) => replayer.feed_payload(payload, &mut ()),
-        None => {
-            replayer.finish(&mut ());
-        }
-    }
+/// The lines of output `index` a replay wrote since the last call.
+fn lines(replayer: &mut Replayer, index: usize) -> impl Iterator<Item = Vec<u8>> {
     let mut bytes = Vec::new();
-    replayer.take_output(&mut bytes);
+    replayer.take_output_of(index, &mut bytes);
     let lines: Vec<Vec<u8>> =
         bytes.split(|&b| b == b'\n').filter(|line| !line.is_empty()).map(<[u8]>::to_vec).collect();
     lines.into_iter()
@@ -195,6 +189,7 @@ fn apply(replayer: &mut Replayer, payload: Option<&[u8]>) -> impl Iterator<Item 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use roundup::encoders::OutputFormat;
 
     fn lines(made: &Made) -> Vec<String> {
         made.lines.iter().map(|line| String::from_utf8(line.clone()).unwrap()).collect()

@@ -75,7 +75,7 @@ impl Session {
         let result = match &self.target {
             Target::Own { builder, callbacks: false, .. } => f(builder),
             Target::Own { builder, callbacks: true, .. } => py.detach(|| f(builder)),
-            Target::Routed { router, name } => router.with(py, |router| f(router.builder(name.as_deref())))?,
+            Target::Routed { router, name } => router.with(py, |router| f(router.session(name.as_deref())))?,
         };
         raise_pending()?;
         Ok(result)
