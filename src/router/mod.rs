@@ -106,9 +106,10 @@ pub struct Router<S: Session = RoundBuilder, M: MakeSession<S> = MakeFn<S>> {
 struct Eviction {
     keep: usize,
     store: Box<dyn CheckpointStore>,
-    /// Sessions open again whose checkpoint could not be removed from the
-    /// store: removed once more when the session ends, so that a later
-    /// session of that name does not start from it.
+    /// Sessions whose checkpoint in the store is stale (they were restored
+    /// from it, and it could not be removed): removed once more when the
+    /// session ends, and never restored, so that a later session of that
+    /// name does not start from it; a new save makes it current again.
     stale: std::collections::HashSet<Box<str>>,
 }
 
@@ -236,39 +237,42 @@ impl<S: Session, M: MakeSession<S>> Router<S, M> {
     fn open_session(&mut self, name: &str) -> usize {
         self.evict_if_full();
         let mut session = self.make.make(Some(name));
-        if let Some(eviction) = self.eviction.as_mut() {
-            let restored = match eviction.store.load(name) {
-                Ok(Some(bytes)) => Some(
-                    Checkpoint::from_json(&bytes)
-                        .and_then(|c| session.restore(c))
-                        .map_err(|error| format!("its checkpoint could not be restored ({error})")),
-                ),
-                Ok(None) => None,
-                Err(error) => Some(Err(format!("{error} ({})", error.source))),
-            };
-            match restored {
-                None => self.order.push(Some(name)),
-                Some(result) => {
-                    let removed = eviction.store.remove(name);
-                    if removed.is_err() {
-                        eviction.stale.insert(name.into());
-                    }
-                    let problem = match (result, removed) {
-                        (Err(why), _) => Some(format!("session {name:?}: {why}; it starts anew")),
-                        (Ok(()), Err(error)) => Some(format!(
-                            "session {name:?}: {error} ({}); the session goes on from it, and a stale copy stays in the store",
-                            error.source
-                        )),
-                        (Ok(()), Ok(())) => None,
-                    };
-                    if let Some(detail) = problem {
-                        let call = Call::Anomaly { kind: AnomalyKind::RestoreFailed, id: None, detail: &detail };
-                        session.call(call, &mut self.context);
+        match self.eviction.as_mut() {
+            Some(eviction) if eviction.stale.contains(name) => {
+                // What the store holds is older than the session that ended:
+                // this is a new session of that name.
+                if eviction.store.remove(name).is_ok() {
+                    eviction.stale.remove(name);
+                }
+                self.order.push(Some(name));
+            }
+            Some(eviction) => {
+                let restored = match eviction.store.load(name) {
+                    Ok(Some(bytes)) => Some(
+                        Checkpoint::from_json(&bytes)
+                            .and_then(|c| session.restore(c))
+                            .map_err(|error| format!("its checkpoint could not be restored ({error})")),
+                    ),
+                    Ok(None) => None,
+                    Err(error) => Some(Err(format!("{error} ({})", error.source))),
+                };
+                match restored {
+                    None => self.order.push(Some(name)),
+                    Some(result) => {
+                        // The session is open again: what the store holds is
+                        // stale from now on, and goes (or is marked so).
+                        if eviction.store.remove(name).is_err() {
+                            eviction.stale.insert(name.into());
+                        }
+                        if let Err(why) = result {
+                            let detail = format!("session {name:?}: {why}; it starts anew");
+                            let call = Call::Anomaly { kind: AnomalyKind::RestoreFailed, id: None, detail: &detail };
+                            session.call(call, &mut self.context);
+                        }
                     }
                 }
             }
-        } else {
-            self.order.push(Some(name));
+            None => self.order.push(Some(name)),
         }
         let open = Open { name: name.into(), session, last_call: self.calls };
         let at = match self.free.pop() {
@@ -304,6 +308,7 @@ impl<S: Session, M: MakeSession<S>> Router<S, M> {
             let (Some(open), Some(eviction)) = (&self.slots[at], self.eviction.as_mut()) else { continue };
             let Ok(checkpoint) = open.session.checkpoint() else { continue };
             if eviction.store.save(&open.name, &checkpoint.to_json()).is_ok() {
+                eviction.stale.remove(&open.name);
                 self.drop_slot(at);
             }
         }

@@ -152,3 +152,167 @@ fn a_million_sessions_replay_in_bounded_memory() {
     assert_eq!(rounds, SESSIONS, "every session's round");
     assert!(peak < LIMIT_KIB, "peak RSS {peak} KiB");
 }
+
+/// A store that fails, in turn, some of its saves and removals (a full
+/// disk, a permission flipped), around a memory store.
+struct Flaky {
+    inner: MemoryStore,
+    calls: u64,
+    saves_failed: u64,
+    removals_failed: u64,
+}
+
+impl Flaky {
+    fn failing(&mut self) -> bool {
+        self.calls += 1;
+        self.calls % 3 == 0
+    }
+    fn error(session: &str, action: &'static str) -> StoreError {
+        StoreError::new(session, action, None, std::io::Error::other("injected"))
+    }
+}
+
+impl CheckpointStore for Flaky {
+    fn save(&mut self, session: &str, checkpoint: &[u8]) -> Result<(), StoreError> {
+        if self.failing() {
+            self.saves_failed += 1;
+            return Err(Flaky::error(session, "write"));
+        }
+        self.inner.save(session, checkpoint)
+    }
+    fn load(&mut self, session: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.load(session)
+    }
+    fn remove(&mut self, session: &str) -> Result<(), StoreError> {
+        if self.failing() {
+            self.removals_failed += 1;
+            return Err(Flaky::error(session, "remove"));
+        }
+        self.inner.remove(session)
+    }
+}
+
+/// Saves and removals that fail lose no session and leave none stale:
+/// every session's output is what a router that evicts nothing writes,
+/// line for line, with sessions closed and reopened under the same names.
+#[test]
+fn a_failing_store_loses_no_session_and_restores_none_stale() {
+    let drive = |router: &mut Router| {
+        for step in 0..400 {
+            let name = format!("s{}", (step * 7) % 13);
+            let id = format!("t{step}");
+            router.call(Some(&name), Call::Message { text: "step " });
+            router.call(Some(&name), Call::ToolCall { id: &id, title: "ls" });
+            if step % 5 == 0 {
+                router.close(Some(&name), FinishReason::Canceled);
+            }
+        }
+        router.finish_all(FinishReason::Interrupted);
+    };
+    // A clock that stands still: both routers' records are then the same
+    // bytes, times included.
+    let still = |log: &Arc<Mutex<Vec<Value>>>| {
+        let log = Arc::clone(log);
+        Router::new(move |session| {
+            let log = Arc::clone(&log);
+            let builder = RoundBuilder::new().retain_rounds(false).with_clock(roundup::ManualClock::new(0));
+            let builder = match session {
+                Some(name) => builder.with_session(name),
+                None => builder,
+            };
+            builder.with_sink(move |record| log.lock().unwrap().push(roundup_testkit::capture::record_json(record)))
+        })
+    };
+    let (plain_log, flaky_log) = (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(Vec::new())));
+    drive(&mut still(&plain_log));
+    let store = Flaky { inner: MemoryStore::default(), calls: 0, saves_failed: 0, removals_failed: 0 };
+    let counts = Arc::new(Mutex::new((0, 0)));
+    struct Counted(Flaky, Arc<Mutex<(u64, u64)>>);
+    impl CheckpointStore for Counted {
+        fn save(&mut self, s: &str, c: &[u8]) -> Result<(), StoreError> {
+            let r = self.0.save(s, c);
+            *self.1.lock().unwrap() = (self.0.saves_failed, self.0.removals_failed);
+            r
+        }
+        fn load(&mut self, s: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            self.0.load(s)
+        }
+        fn remove(&mut self, s: &str) -> Result<(), StoreError> {
+            let r = self.0.remove(s);
+            *self.1.lock().unwrap() = (self.0.saves_failed, self.0.removals_failed);
+            r
+        }
+    }
+    drive(&mut still(&flaky_log).evict_beyond(2, Counted(store, Arc::clone(&counts))));
+    let (saves_failed, removals_failed) = *counts.lock().unwrap();
+    assert!(
+        saves_failed > 10 && removals_failed > 5,
+        "failures injected: {saves_failed} saves, {removals_failed} removals"
+    );
+    let (plain, flaky) = (plain_log.lock().unwrap(), flaky_log.lock().unwrap());
+    assert!(plain.len() > 400, "{} lines", plain.len());
+    assert_eq!(flaky.len(), plain.len());
+    for (at, (flaky, plain)) in flaky.iter().zip(plain.iter()).enumerate() {
+        assert_eq!(flaky, plain, "line {at}");
+    }
+}
+
+/// `roundup replay --evict-dir` killed in the middle of writing a
+/// checkpoint leaves whole checkpoints only: every file of the directory
+/// reads back, as the last checkpoint its session saved, never a torn one.
+///
+/// The kill lands inside a write for certain: the replay runs under a file
+/// size limit (`ulimit -f`), and its sessions' checkpoints grow until one
+/// crosses it, when the kernel stops the process (SIGXFSZ) in that write.
+#[cfg(unix)]
+#[test]
+fn a_replay_killed_mid_checkpoint_leaves_no_torn_checkpoint() {
+    use std::io::Write;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+    // 40 sessions, 4 open at most: each visit adds 8 KiB to a session's
+    // open round, so its checkpoint grows by as much at every eviction.
+    let chunk = "x".repeat(8 << 10);
+    let mut input = String::new();
+    for step in 0..4_000 {
+        input.push_str(&format!("{{\"op\":\"message\",\"text\":\"{chunk}\",\"session\":\"s{}\"}}\n", step % 40));
+    }
+    let dir = std::env::temp_dir().join(format!("roundup-killed-{}", std::process::id()));
+    // 200 blocks of 512 bytes: 100 KiB, about the twelfth visit.
+    let script = format!(
+        "ulimit -f 200 && exec '{}' replay -q --max-sessions 4 --evict-dir '{}' -",
+        env!("CARGO_BIN_EXE_roundup"),
+        dir.display()
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let status = child.wait().unwrap();
+    writer.join().unwrap();
+    const SIGXFSZ: i32 = 25;
+    assert_eq!(status.signal(), Some(SIGXFSZ), "the replay was stopped inside a write: {status:?}");
+    let mut checkpoints = 0;
+    for shard in std::fs::read_dir(&dir).unwrap().flatten() {
+        for file in std::fs::read_dir(shard.path()).unwrap().flatten() {
+            let path = file.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            if let Err(error) = roundup::Checkpoint::from_json(&bytes) {
+                panic!("{}: a torn checkpoint ({} bytes): {error}", path.display(), bytes.len());
+            }
+            checkpoints += 1;
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(checkpoints >= 30, "{checkpoints} checkpoints were left to read back");
+}
