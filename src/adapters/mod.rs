@@ -38,7 +38,7 @@ use crate::call::Call;
 /// (serde-derived), for the `impl Adapter` of each stateful format.
 macro_rules! state_is_self {
     () => {
-        fn save(&self) -> serde_json::Value {
+        fn save(&self) -> Option<serde_json::Value> {
             crate::adapters::support::save_state(self)
         }
 
@@ -109,6 +109,9 @@ pub static REGISTRY: &[&InputFormat] = &[
 /// PlainText.translate(br#""Hello""#, &mut sink).unwrap();
 /// assert!(PlainText.translate(b"Hello", &mut sink).is_err());
 /// assert_eq!(texts, ["Hello"]);
+/// // It did not say what it keeps: its state is refused, never dropped.
+/// assert_eq!(PlainText.save(), None);
+/// assert!(PlainText.restore(serde_json::Value::Null).is_err());
 /// ```
 pub trait Adapter: Send + fmt::Debug {
     /// Translates one payload (the bytes of one JSON value), making its
@@ -125,23 +128,31 @@ pub trait Adapter: Send + fmt::Debug {
     fn end(&mut self, _calls: &mut dyn CallSink) {}
 
     /// What the adapter keeps between payloads, as a value that
-    /// [`restore`](Adapter::restore) takes back: with the builders'
+    /// [`restore`](Adapter::restore) takes back: with the sessions'
     /// checkpoints, the state of a stream being read (a
-    /// [`Replayer`](crate::Replayer) checkpoints both). An adapter that
-    /// keeps nothing saves `null`.
-    fn save(&self) -> Value {
-        Value::Null
+    /// [`Replayer`](crate::Replayer) checkpoints both). `Some(null)` for an
+    /// adapter that keeps nothing; `None` (the default) for one whose state
+    /// cannot be saved, which makes a replay's checkpoint an error rather
+    /// than a silent loss (the same contract as
+    /// [`Encoder::save`](crate::encoders::Encoder::save)).
+    fn save(&self) -> Option<Value> {
+        None
     }
 
     /// Continues from a state [`save`](Adapter::save) gave, on a new
     /// adapter of the same format. On error the adapter does not change.
+    /// The default takes back the `null` of an adapter that keeps nothing,
+    /// and refuses anything else.
     ///
     /// # Errors
     ///
     /// [`CheckpointError::Corrupt`](crate::CheckpointError::Corrupt) when
     /// the value is not a state of this format.
-    fn restore(&mut self, _state: Value) -> Result<(), crate::CheckpointError> {
-        Ok(())
+    fn restore(&mut self, state: Value) -> Result<(), crate::CheckpointError> {
+        match (self.save(), state) {
+            (Some(Value::Null), Value::Null) => Ok(()),
+            _ => Err(crate::CheckpointError::Inconsistent("this input format's state cannot be restored".into())),
+        }
     }
 }
 

@@ -12,10 +12,11 @@ use crate::call::Call;
 use crate::model::{AnomalyKind, Meta};
 
 /// An adapter's state as a value ([`Adapter::save`](super::Adapter::save)).
-pub(crate) fn save_state(state: &impl serde::Serialize) -> Value {
-    // The states hold strings, numbers, maps and JSON values: they always
-    // serialise.
-    serde_json::to_value(state).unwrap_or(Value::Null)
+pub(crate) fn save_state(state: &impl serde::Serialize) -> Option<Value> {
+    // The states hold strings, numbers, maps and JSON values, which
+    // serialise; one that did not would be refused (`None`), never saved
+    // as something else.
+    serde_json::to_value(state).ok()
 }
 
 /// Replaces `state` with the one `value` holds

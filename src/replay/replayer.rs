@@ -250,7 +250,13 @@ impl Replayer {
         let sessions = self.sessions.checkpoint()?;
         let mut checkpoint = ReplayCheckpoint::new();
         checkpoint.format = self.stats.format.map(|f| f.name().to_owned());
-        checkpoint.adapter = self.adapter.as_ref().map_or(serde_json::Value::Null, |a| a.save());
+        checkpoint.adapter = match (&self.adapter, self.stats.format) {
+            (Some(adapter), Some(format)) => adapter.save().ok_or_else(|| {
+                let detail = format!("input format {} keeps a state that cannot be saved", format.name());
+                CheckpointError::Inconsistent(detail)
+            })?,
+            _ => serde_json::Value::Null,
+        };
         checkpoint.undecided.clone_from(&self.undecided);
         checkpoint.partial.clone_from(&self.partial);
         checkpoint.skipping = self.skipping;
