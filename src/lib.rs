@@ -109,6 +109,7 @@ mod machine;
 mod model;
 mod ops;
 mod output;
+mod pairs;
 mod record;
 mod replay;
 mod session;

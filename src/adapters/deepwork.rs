@@ -65,7 +65,7 @@ workstream); source keys the session",
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct DeepworkAdapter {
     /// Per session: `status` events counted, by status.
-    #[serde(with = "super::support::pairs")]
+    #[serde(with = "crate::pairs")]
     statuses: HashMap<Option<String>, EventCounts>,
 }
 

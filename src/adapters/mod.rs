@@ -49,7 +49,7 @@ macro_rules! state_is_self {
 }
 
 mod borrowed;
-pub(crate) mod support;
+mod support;
 
 pub mod acp;
 pub mod anthropic;
@@ -133,8 +133,7 @@ pub trait Adapter: Send + fmt::Debug {
     /// [`Replayer`](crate::Replayer) checkpoints both). `Some(null)` for an
     /// adapter that keeps nothing; `None` (the default) for one whose state
     /// cannot be saved, which makes a replay's checkpoint an error rather
-    /// than a silent loss (the same contract as
-    /// [`Encoder::save`](crate::encoders::Encoder::save)).
+    /// than a silent loss (the contract of an output format's `save` too).
     fn save(&self) -> Option<Value> {
         None
     }

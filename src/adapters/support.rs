@@ -29,33 +29,6 @@ pub(crate) fn restore_state<T: serde::de::DeserializeOwned>(
     Ok(())
 }
 
-/// A map whose keys are not strings (JSON's keys are), kept as a list of
-/// pairs in key order: `#[serde(with = "support::pairs")]`.
-pub(crate) mod pairs {
-    use std::collections::HashMap;
-    use std::hash::Hash;
-
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub(crate) fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
-        map: &HashMap<K, V>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let mut pairs: Vec<(&K, &V)> = map.iter().collect();
-        pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        serializer.collect_seq(pairs)
-    }
-
-    pub(crate) fn deserialize<'de, K, V, D>(deserializer: D) -> Result<HashMap<K, V>, D::Error>
-    where
-        K: Deserialize<'de> + Eq + Hash,
-        V: Deserialize<'de>,
-        D: Deserializer<'de>,
-    {
-        Ok(Vec::<(K, V)>::deserialize(deserializer)?.into_iter().collect())
-    }
-}
-
 /// Parses a payload into a JSON value; the [`BadLine`] when it is not JSON.
 pub(crate) fn parse_event(payload: &[u8]) -> Result<Value, BadLine> {
     serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))

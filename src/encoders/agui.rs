@@ -109,11 +109,11 @@ impl Encoder for AguiEncoder {
 
     /// The threads, as `[name, thread]` pairs in name order.
     fn save(&self) -> Option<Value> {
-        super::save_map(&self.threads)
+        crate::pairs::to_value(&self.threads)
     }
 
     fn restore(&mut self, state: Value) -> Result<(), crate::CheckpointError> {
-        self.threads = super::restore_map(state)?;
+        self.threads = crate::pairs::from_value(state)?;
         Ok(())
     }
 

@@ -80,7 +80,7 @@ impl Encoder for DeepworkEncoder {
             return Some(Value::Null);
         }
         let unnamed = serde_json::to_value(&self.unnamed).ok()?;
-        Some(json!({"unnamed": unnamed, "named": super::save_map(&self.named)?}))
+        Some(json!({"unnamed": unnamed, "named": crate::pairs::to_value(&self.named)?}))
     }
 
     fn restore(&mut self, mut state: Value) -> Result<(), crate::CheckpointError> {
@@ -89,7 +89,7 @@ impl Encoder for DeepworkEncoder {
             return Ok(());
         }
         let unnamed = serde_json::from_value(state["unnamed"].take()).map_err(crate::CheckpointError::Corrupt)?;
-        let named = super::restore_map(state["named"].take())?;
+        let named = crate::pairs::from_value(state["named"].take())?;
         *self = DeepworkEncoder { unnamed, named };
         Ok(())
     }
@@ -127,7 +127,7 @@ type Events = SmallVec<[Value; 2]>;
 struct SessionEvents {
     seq: u64,
     /// The run's tool calls, forgotten at the run's end.
-    #[serde(with = "crate::adapters::support::pairs")]
+    #[serde(with = "crate::pairs")]
     tools: HashMap<String, Tool>,
 }
 

@@ -28,7 +28,7 @@ use crate::wire;
 pub(crate) struct RunHistory {
     pub(crate) rounds: Vec<Round>,
     /// Late results by (round, call id): they replace the placeholder.
-    #[serde(with = "crate::adapters::support::pairs")]
+    #[serde(with = "crate::pairs")]
     late: HashMap<(u64, String), (String, bool)>,
 }
 
@@ -122,11 +122,11 @@ impl Encoder for HistoryEncoder {
 
     /// Each session's run so far, as `[session, run]` pairs.
     fn save(&self) -> Option<Value> {
-        super::save_map(&self.sessions)
+        crate::pairs::to_value(&self.sessions)
     }
 
     fn restore(&mut self, state: Value) -> Result<(), crate::CheckpointError> {
-        self.sessions = super::restore_map(state)?;
+        self.sessions = crate::pairs::from_value(state)?;
         Ok(())
     }
 

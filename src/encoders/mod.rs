@@ -120,37 +120,6 @@ pub trait Encoder: Send + fmt::Debug {
     }
 }
 
-/// An encoder's state kept in a map, as its checkpoint value: `null` when
-/// empty, else `[key, value]` pairs in key order (so the same state is the
-/// same bytes). For [`Encoder::save`].
-pub(crate) fn save_map<K: Ord + serde::Serialize, V: serde::Serialize>(
-    map: &std::collections::HashMap<K, V>,
-) -> Option<serde_json::Value> {
-    if map.is_empty() {
-        return Some(serde_json::Value::Null);
-    }
-    let mut pairs: Vec<(&K, &V)> = map.iter().collect();
-    pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    // Strings, numbers and JSON values: they serialise. One that did not
-    // would make the state unsavable (refused), never lost.
-    serde_json::to_value(pairs).ok()
-}
-
-/// The map [`save_map`] saved. For [`Encoder::restore`].
-pub(crate) fn restore_map<K, V>(
-    state: serde_json::Value,
-) -> Result<std::collections::HashMap<K, V>, crate::CheckpointError>
-where
-    K: serde::de::DeserializeOwned + Eq + std::hash::Hash,
-    V: serde::de::DeserializeOwned,
-{
-    if state.is_null() {
-        return Ok(std::collections::HashMap::new());
-    }
-    let pairs: Vec<(K, V)> = serde_json::from_value(state).map_err(crate::CheckpointError::Corrupt)?;
-    Ok(pairs.into_iter().collect())
-}
-
 /// What an [`Encoder`] reads.
 ///
 /// ```

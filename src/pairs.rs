@@ -1,0 +1,51 @@
+//! A map whose keys are not strings (JSON's keys are), kept as a list of
+//! pairs in key order: `#[serde(with = "crate::pairs")]`. States that
+//! checkpoints save (adapters', encoders') use it, so that the same state
+//! is always the same bytes.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+pub(crate) fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
+    map: &HashMap<K, V>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut pairs: Vec<(&K, &V)> = map.iter().collect();
+    pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    serializer.collect_seq(pairs)
+}
+
+pub(crate) fn deserialize<'de, K, V, D>(deserializer: D) -> Result<HashMap<K, V>, D::Error>
+where
+    K: Deserialize<'de> + Eq + Hash,
+    V: Deserialize<'de>,
+    D: Deserializer<'de>,
+{
+    Ok(Vec::<(K, V)>::deserialize(deserializer)?.into_iter().collect())
+}
+
+/// A map as a checkpoint value: `null` when empty, else its pairs in key
+/// order; `None` when it does not serialise (a state refused, never lost).
+pub(crate) fn to_value<K: Ord + Serialize, V: Serialize>(map: &HashMap<K, V>) -> Option<serde_json::Value> {
+    if map.is_empty() {
+        return Some(serde_json::Value::Null);
+    }
+    let mut pairs: Vec<(&K, &V)> = map.iter().collect();
+    pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    serde_json::to_value(pairs).ok()
+}
+
+/// The map [`to_value`] saved.
+pub(crate) fn from_value<K, V>(state: serde_json::Value) -> Result<HashMap<K, V>, crate::CheckpointError>
+where
+    K: serde::de::DeserializeOwned + Eq + Hash,
+    V: serde::de::DeserializeOwned,
+{
+    if state.is_null() {
+        return Ok(HashMap::new());
+    }
+    let pairs: Vec<(K, V)> = serde_json::from_value(state).map_err(crate::CheckpointError::Corrupt)?;
+    Ok(pairs.into_iter().collect())
+}
