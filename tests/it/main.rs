@@ -5,6 +5,7 @@
 mod acp;
 mod agui;
 mod builder;
+mod builds;
 mod conformance;
 mod conservation;
 mod deepwork;

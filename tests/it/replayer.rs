@@ -1,36 +1,13 @@
 //! The sans-I/O replay: however its input is cut into pieces, or handed
 //! over payload by payload, it writes what `replay` writes.
 
-use std::path::PathBuf;
-
 use proptest::prelude::*;
 use roundup::encoders::OutputFormat;
 use roundup::{CheckpointError, ReplayCheckpoint, ReplayOptions, Replayer};
-use roundup_testkit::{repo_root, vectors};
+use roundup_testkit::inputs;
 
 /// Every recorded input of the repository: the fixtures of each format and
 /// the vectors as ops JSONL.
-fn inputs() -> Vec<(String, Vec<u8>)> {
-    let mut inputs = Vec::new();
-    let mut dirs = vec![repo_root().join("tests/fixtures")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path: PathBuf = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "ndjson" | "sse")) {
-                inputs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    inputs.sort();
-    for vector in vectors() {
-        inputs.push((vector.name.clone(), vector.ops_jsonl().into_bytes()));
-    }
-    assert!(inputs.len() > 80, "the fixtures and vectors are found: {}", inputs.len());
-    inputs
-}
-
 fn whole(input: &[u8], options: &ReplayOptions) -> Vec<u8> {
     let mut out = Vec::new();
     roundup::replay(input, &mut out, options, &mut ()).unwrap();

@@ -90,3 +90,28 @@ pub fn pipe_through(
     let status = child.wait().expect("the program ends");
     Piped { peak_kib, status, stderr: errors.join().expect("the stderr thread") }
 }
+
+/// Every fixture of tests/fixtures/ (`.jsonl`, `.ndjson` and `.sse` files,
+/// sorted by path) and every vector's ops as JSONL, named by path or
+/// vector: the inputs a test that must hold for all of them reads.
+pub fn inputs() -> Vec<(String, Vec<u8>)> {
+    let mut inputs = Vec::new();
+    let mut dirs = vec![repo_root().join("tests/fixtures")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("tests/fixtures is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "ndjson" | "sse")) {
+                let bytes = std::fs::read(&path).expect("a fixture is readable");
+                inputs.push((path.display().to_string(), bytes));
+            }
+        }
+    }
+    inputs.sort();
+    for vector in vectors() {
+        inputs.push((vector.name.clone(), vector.ops_jsonl().into_bytes()));
+    }
+    assert!(inputs.len() > 80, "the fixtures and vectors are found: {}", inputs.len());
+    inputs
+}
