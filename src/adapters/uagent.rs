@@ -408,15 +408,14 @@ impl UagentAdapter {
                 let session = self.session.as_deref();
                 calls.call(session, Call::Start);
                 let run = pick(event, &["model", "provider", "effort", "run_id", "workspace"]);
-                let mut meta = one("uagent_run", Value::Object(run));
-                if !session_events.is_empty() {
-                    meta.insert("uah_session_events".to_owned(), Value::Array(session_events.clone()));
-                }
+                let meta = one("uagent_run", Value::Object(run));
+                // The session events held for this run are its own: sent
+                // with those of the run, once, at its end.
                 self.session_events = session_events;
                 calls.call(session, Call::RunMeta { meta: &meta });
                 return;
             }
-            kind if SESSION_EVENTS.contains(&kind) => return self.session_event(kind, event, calls),
+            kind if SESSION_EVENTS.contains(&kind) => return self.session_event(kind, event),
             _ => {}
         }
         let session = self.session.clone();
@@ -537,14 +536,10 @@ impl UagentAdapter {
                     "interrupted" | "timeout" => FinishReason::Canceled,
                     _ => FinishReason::Interrupted,
                 };
-                if !self.in_run && !self.session_events.is_empty() {
-                    // A run that never said it started: the session events
-                    // held for it are its own.
-                    let events = Value::Array(std::mem::take(&mut self.session_events));
-                    calls.call(session, Call::RunMeta { meta: &one("uah_session_events", events) });
-                }
+                // The run's session events (or, for a run that never said it
+                // started, those held for it) are its own.
+                self.flush_session_events(calls);
                 self.in_run = false;
-                self.session_events.clear();
                 self.flush_run_lists(calls);
                 calls.call(session, Call::Finish { reason });
             }
@@ -560,7 +555,7 @@ impl UagentAdapter {
 
     /// A `uah` session event: in a run, the run's metadata; between runs,
     /// held for the next run's. A `session_opened` names the session.
-    fn session_event(&mut self, kind: &str, event: &Value, calls: &mut dyn CallSink) {
+    fn session_event(&mut self, kind: &str, event: &Value) {
         if kind == "session_opened" {
             if let Some(session) = event.get("session_id").and_then(Value::as_str) {
                 self.session = Some(session.to_owned());
@@ -568,10 +563,17 @@ impl UagentAdapter {
         }
         let mut kept = event.as_object().cloned().unwrap_or_default();
         kept.remove("v");
+        // Sent once, with the run's others, when it ends.
         self.session_events.push(Value::Object(kept));
-        if self.in_run {
-            let meta = one("uah_session_events", Value::Array(self.session_events.clone()));
-            calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
+    }
+
+    /// Sends the session events gathered for the current run as its
+    /// metadata, once (sending the list as it grows would cost the square
+    /// of its length).
+    fn flush_session_events(&mut self, calls: &mut dyn CallSink) {
+        if !self.session_events.is_empty() {
+            let events = Value::Array(std::mem::take(&mut self.session_events));
+            calls.call(self.session.as_deref(), Call::RunMeta { meta: &one("uah_session_events", events) });
         }
     }
 
@@ -581,6 +583,7 @@ impl UagentAdapter {
     fn wrap_up(&mut self, calls: &mut dyn CallSink) {
         self.flush_run_lists(calls);
         if self.in_run {
+            self.flush_session_events(calls);
             let meta = one("uagent_stats", self.stats.to_json(None));
             calls.call(self.session.as_deref(), Call::RunMeta { meta: &meta });
         }

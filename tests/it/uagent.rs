@@ -235,3 +235,32 @@ fn the_uah_superset_holds_sessions_of_several_runs() {
     assert_eq!(anomalies[0]["kind"], "after_finish");
     assert!(anomalies[0]["detail"].as_str().unwrap().contains("\"idle\""));
 }
+
+/// A run's session events go out as its metadata once, at its end: a run
+/// with N of them sends N events, not the list again on each (N²/2).
+#[test]
+fn a_runs_session_events_are_sent_once() {
+    use roundup::adapters::InputFormat;
+    use roundup::Call;
+    let mut lines = vec![json!({"type": "run_started", "run_id": "r1", "v": 1})];
+    for n in 0..200 {
+        lines.push(json!({"type": "input_delivered", "id": format!("i{n}"), "v": 1}));
+    }
+    lines.push(json!({"type": "run_finished", "summary": {"status": "ok"}, "v": 1}));
+    let mut adapter = InputFormat::named("uagent").unwrap().adapter();
+    let mut sent = 0;
+    let mut last = 0;
+    for line in &lines {
+        adapter
+            .translate(line.to_string().as_bytes(), &mut |_: Option<&str>, call: Call<'_>| {
+                if let Call::RunMeta { meta } = call {
+                    if let Some(events) = meta.get("uah_session_events").and_then(Value::as_array) {
+                        sent += events.len();
+                        last = events.len();
+                    }
+                }
+            })
+            .unwrap();
+    }
+    assert_eq!((sent, last), (200, 200), "each of the 200 events sent once, the last list whole");
+}
