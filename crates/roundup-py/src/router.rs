@@ -40,12 +40,45 @@ impl Shared {
             return Err(reentered());
         }
         let locked = || {
-            HELD.with(|held| held.borrow_mut().push(key));
-            let result = f(&mut self.router.lock());
-            HELD.with(|held| held.borrow_mut().retain(|&k| k != key));
-            result
+            let _held = Held::enter(key);
+            f(&mut self.router.lock())
         };
         Ok(if self.callbacks { py.detach(locked) } else { locked() })
+    }
+}
+
+/// This thread holds the lock of the router `key` while this lives: taken
+/// off when dropped, a panic's unwinding included, so that a panic does
+/// not leave the thread shut out of the router for good.
+struct Held(usize);
+
+impl Held {
+    fn enter(key: usize) -> Held {
+        HELD.with(|held| held.borrow_mut().push(key));
+        Held(key)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.with(|held| held.borrow_mut().retain(|&k| k != self.0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_under_the_lock_does_not_shut_the_thread_out() {
+        let held = || HELD.with(|held| held.borrow().contains(&7));
+        let caught = std::panic::catch_unwind(|| {
+            let _held = Held::enter(7);
+            assert!(held());
+            panic!("inside");
+        });
+        assert!(caught.is_err());
+        assert!(!held(), "taken off by the unwinding");
     }
 }
 
