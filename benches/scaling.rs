@@ -275,6 +275,32 @@ fn main() {
         replay_as("codex", "records", if big { &large } else { &small })
     });
 
+    // Closing a session found it by a scan of every session seen, and the
+    // names of closed sessions were never freed.
+    let open_and_close = |sessions: usize| {
+        let mut router: roundup::Router<roundup::RoundMachine> = roundup::Router::new(|name| {
+            let options = roundup::MachineOptions::default().retain_rounds(false).ui_events(false);
+            roundup::RoundMachine::new(match name {
+                Some(name) => options.session(name),
+                None => options,
+            })
+        });
+        let mut name = String::new();
+        for n in 0..sessions {
+            name.clear();
+            std::fmt::Write::write_fmt(&mut name, format_args!("session-{n}")).unwrap();
+            router.call(Some(&name), roundup::Call::Message { text: "hello" });
+            // A few sessions stay open: the order holds more than one.
+            if n % 16 != 0 {
+                router.close(Some(&name), roundup::FinishReason::Canceled);
+            }
+            router.context_mut().outputs.clear();
+        }
+    };
+    ratio("sessions opened and closed (Router::close)", "0.5M", "1M", |big| {
+        open_and_close(if big { 1_000_000 } else { 500_000 })
+    });
+
     println!("\nthreads: independent builders (median of {RUNS} paired runs)");
     const CALLS: usize = 1_000_000;
     let feed = || {

@@ -114,6 +114,7 @@ mod record;
 mod replay;
 mod session;
 mod sink;
+mod store_error;
 mod ui;
 mod ui_thread;
 mod wire;

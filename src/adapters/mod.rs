@@ -150,7 +150,7 @@ pub trait Adapter: Send + fmt::Debug {
     fn restore(&mut self, state: Value) -> Result<(), crate::CheckpointError> {
         match (self.save(), state) {
             (Some(Value::Null), Value::Null) => Ok(()),
-            _ => Err(crate::CheckpointError::Inconsistent("this input format's state cannot be restored".into())),
+            _ => Err(crate::CheckpointError::NotSaveable("this input format".into())),
         }
     }
 }

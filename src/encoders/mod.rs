@@ -115,7 +115,7 @@ pub trait Encoder: Send + fmt::Debug {
     fn restore(&mut self, state: serde_json::Value) -> Result<(), crate::CheckpointError> {
         match (self.save(), state) {
             (Some(serde_json::Value::Null), serde_json::Value::Null) => Ok(()),
-            _ => Err(crate::CheckpointError::Inconsistent("this output format's state cannot be restored".into())),
+            _ => Err(crate::CheckpointError::NotSaveable("this output format".into())),
         }
     }
 }

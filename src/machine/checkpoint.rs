@@ -77,9 +77,17 @@ pub enum CheckpointError {
     /// Not a checkpoint, or a damaged one: the serde error says where.
     #[error("the checkpoint is corrupt")]
     Corrupt(#[source] serde_json::Error),
-    /// It decodes, but its state contradicts itself.
+    /// It decodes, but its state contradicts itself, or it does not fit
+    /// what it is restored into.
     #[error("the checkpoint is inconsistent: {0}")]
     Inconsistent(String),
+    /// A part of the state (named: an input or output format) cannot be
+    /// saved: refused, rather than saved without it.
+    #[error("{0} keeps a state that cannot be saved")]
+    NotSaveable(String),
+    /// The store of evicted sessions failed to give a session back.
+    #[error("the store of evicted sessions failed")]
+    Store(#[source] crate::store_error::StoreError),
 }
 
 /// Reads a versioned JSON value: its `version` first, so that a format this

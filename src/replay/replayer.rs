@@ -243,18 +243,17 @@ impl Replayer {
     ///
     /// # Errors
     ///
-    /// [`CheckpointError::Inconsistent`] when the output format keeps a
-    /// state that cannot be saved (only `records` and `ui` can be now),
-    /// or an evicted session's checkpoint cannot be read back.
+    /// [`CheckpointError::NotSaveable`] when the input or an output format
+    /// keeps a state that cannot be saved, [`CheckpointError::Store`] when
+    /// an evicted session's checkpoint cannot be read back.
     pub fn checkpoint(&mut self) -> Result<ReplayCheckpoint, CheckpointError> {
         let sessions = self.sessions.checkpoint()?;
         let mut checkpoint = ReplayCheckpoint::new();
         checkpoint.format = self.stats.format.map(|f| f.name().to_owned());
         checkpoint.adapter = match (&self.adapter, self.stats.format) {
-            (Some(adapter), Some(format)) => adapter.save().ok_or_else(|| {
-                let detail = format!("input format {} keeps a state that cannot be saved", format.name());
-                CheckpointError::Inconsistent(detail)
-            })?,
+            (Some(adapter), Some(format)) => {
+                adapter.save().ok_or_else(|| CheckpointError::NotSaveable(format!("input format {}", format.name())))?
+            }
             _ => serde_json::Value::Null,
         };
         checkpoint.undecided.clone_from(&self.undecided);

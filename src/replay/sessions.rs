@@ -98,12 +98,9 @@ impl Session for ReplaySession {
     fn checkpoint(&self) -> Result<Checkpoint, CheckpointError> {
         let mut states = Vec::with_capacity(self.encoders.len());
         for (encoder, format) in self.encoders.iter().zip(&self.formats) {
-            let state = encoder.save().ok_or_else(|| {
-                CheckpointError::Inconsistent(format!(
-                    "output format {} keeps a state that cannot be saved",
-                    format.name()
-                ))
-            })?;
+            let state = encoder
+                .save()
+                .ok_or_else(|| CheckpointError::NotSaveable(format!("output format {}", format.name())))?;
             states.push(state);
         }
         let mut checkpoint = self.machine.checkpoint();
@@ -253,10 +250,7 @@ mod tests {
         // a: run_start, message_start, delta (1-3); b: 1-3; a: delta (4).
         assert_eq!(out.lines().collect::<Vec<_>>(), ["1", "2", "3", "1", "2", "3", "4"]);
         let error = sessions.checkpoint().unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            "the checkpoint is inconsistent: output format unsaveable keeps a state that cannot be saved"
-        );
+        assert_eq!(error.to_string(), "output format unsaveable keeps a state that cannot be saved");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! costs its name's bytes and two small entries here, not an allocation.
 //!
 //! Finding a session (to close it) goes through an index by the hash of
-//! its name, so closing N sessions is linear, not quadratic; the entries and
-//! names of sessions gone are compacted away once they outnumber the live
-//! ones, so a long-running router holds only the sessions it still has.
+//! its name, so closing N sessions is linear, not quadratic. The index is
+//! built on the first close: a router whose sessions only end at the end
+//! of input (a replay) never pays for it. The entries and names of
+//! sessions gone are compacted away once they outnumber the live ones, so
+//! a long-running router holds only the sessions it still has.
 
 use std::collections::HashMap;
 
@@ -32,15 +34,35 @@ pub(super) struct Appearances {
     /// Entries before this one are gone.
     first: usize,
     live: usize,
-    /// The entry of each live named session, by its name's hash.
-    index: HashMap<u64, usize>,
-    /// Live sessions whose hash another live session had first: rare, and
-    /// always looked at after `index`.
-    collided: HashMap<Box<str>, usize>,
+    /// The entry of each live named session, by its name's hash, once a
+    /// session was closed by name (`None` until then).
+    index: Option<Index>,
     /// Names too long for an entry's length (4 GiB and more): kept whole.
     long: HashMap<usize, Box<str>>,
     /// The entry of the session without a name, while it is live.
     unnamed: Option<usize>,
+}
+
+/// Where the live named sessions' entries are.
+#[derive(Debug, Default)]
+struct Index {
+    by_hash: HashMap<u64, usize>,
+    /// Live sessions whose hash another live session had first: rare, and
+    /// always looked at after `by_hash`.
+    collided: HashMap<Box<str>, usize>,
+}
+
+impl Index {
+    fn insert(&mut self, name: &str, at: usize) {
+        match self.by_hash.entry(hash(name)) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(at);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.collided.insert(name.into(), at);
+            }
+        }
+    }
 }
 
 /// FNV-1a: cheap on the short names sessions have.
@@ -70,13 +92,8 @@ impl Appearances {
                         0
                     }
                 };
-                match self.index.entry(hash(name)) {
-                    std::collections::hash_map::Entry::Vacant(slot) => {
-                        slot.insert(at);
-                    }
-                    std::collections::hash_map::Entry::Occupied(_) => {
-                        self.collided.insert(name.into(), at);
-                    }
+                if let Some(index) = self.index.as_mut() {
+                    index.insert(name, at);
                 }
                 Entry { start, len }
             }
@@ -106,13 +123,23 @@ impl Appearances {
         }
     }
 
-    /// The entry of a live session.
-    fn find(&self, session: Option<&str>) -> Option<usize> {
+    /// The entry of a live session, the index built if it is not yet.
+    fn find(&mut self, session: Option<&str>) -> Option<usize> {
         let Some(name) = session else {
             return self.unnamed;
         };
-        let hit = self.index.get(&hash(name)).copied().filter(|&at| self.name(at) == Some(Some(name)));
-        hit.or_else(|| self.collided.get(name).copied())
+        if self.index.is_none() {
+            let mut index = Index::default();
+            for at in self.first..self.entries.len() {
+                if let Some(Some(live)) = self.name(at) {
+                    index.insert(live, at);
+                }
+            }
+            self.index = Some(index);
+        }
+        let index = self.index.as_ref()?;
+        let hit = index.by_hash.get(&hash(name)).copied().filter(|&at| self.name(at) == Some(Some(name)));
+        hit.or_else(|| index.collided.get(name).copied())
     }
 
     /// Marks `session` gone; `false` if it is not here.
@@ -126,11 +153,13 @@ impl Appearances {
     /// Marks entry `at`, of `session`, gone.
     fn forget(&mut self, at: usize, session: Option<&str>) {
         if let Some(name) = session {
-            let key = hash(name);
-            if self.index.get(&key) == Some(&at) {
-                self.index.remove(&key);
-            } else {
-                self.collided.remove(name);
+            if let Some(index) = self.index.as_mut() {
+                let key = hash(name);
+                if index.by_hash.get(&key) == Some(&at) {
+                    index.by_hash.remove(&key);
+                } else {
+                    index.collided.remove(name);
+                }
             }
             self.long.remove(&at);
         } else {
@@ -164,7 +193,8 @@ impl Appearances {
             return;
         }
         let live: Vec<Option<String>> = self.iter().map(|name| name.map(str::to_owned)).collect();
-        *self = Appearances::default();
+        let indexed = self.index.is_some();
+        *self = Appearances { index: indexed.then(Index::default), ..Appearances::default() };
         for session in &live {
             self.push(session.as_deref());
         }
@@ -214,8 +244,9 @@ mod tests {
     fn names_whose_hashes_collide_are_told_apart() {
         let mut order = Appearances::default();
         order.push(Some("a"));
+        assert_eq!(order.find(Some("a")), Some(0), "the index is built on the first look-up");
         // Forge a collision: the index slot of "b" taken by another entry.
-        order.index.insert(hash("b"), 0);
+        order.index.as_mut().unwrap().by_hash.insert(hash("b"), 0);
         order.push(Some("b"));
         assert_eq!(order.find(Some("b")), Some(1));
         assert_eq!(order.find(Some("a")), Some(0));

@@ -351,7 +351,7 @@ impl<S: Session, M: MakeSession<S>> Router<S, M> {
             let bytes = eviction
                 .store
                 .load(name)
-                .map_err(|e| CheckpointError::Inconsistent(format!("{e} ({})", e.source)))?
+                .map_err(CheckpointError::Store)?
                 .ok_or_else(|| CheckpointError::Inconsistent(format!("session {name:?} is not in the store")))?;
             checkpoints.push(Checkpoint::from_json(&bytes)?);
         }

@@ -138,6 +138,52 @@ fn peak_rss_kib(sessions: usize, args: &[&str]) -> (u64, usize) {
     (piped.peak_kib, rounds.load(Ordering::Relaxed))
 }
 
+/// Release only: a million one-message sessions written as AG-UI events,
+/// evicted to a directory: each session's AG-UI thread goes with it, so
+/// the memory is that of the sessions kept open, whatever the format.
+#[test]
+#[ignore]
+fn a_million_sessions_as_agui_replay_in_bounded_memory() {
+    const SESSIONS: usize = 1_000_000;
+    const LIMIT_KIB: u64 = 64 << 10;
+    let dir = std::env::temp_dir().join(format!("roundup-million-agui-{}", std::process::id()));
+    let args = ["--emit", "agui", "--max-sessions", "1000", "--evict-dir", dir.to_str().unwrap()];
+    let (peak, _) = peak_rss_kib(SESSIONS, &args);
+    std::fs::remove_dir_all(&dir).ok();
+    eprintln!("{SESSIONS} one-message sessions as AG-UI, at most 1,000 open, evicted to files: peak RSS {peak} KiB");
+    assert!(peak < LIMIT_KIB, "peak RSS {peak} KiB");
+}
+
+/// Release only: one run of a million tool calls (each answered) holds
+/// what late results and late metadata can still reach, compactly.
+#[test]
+#[ignore]
+fn a_run_of_a_million_tool_calls_replays_in_bounded_memory() {
+    const CALLS: usize = 1_000_000;
+    const LIMIT_KIB: u64 = 128 << 10;
+    let piped = roundup_testkit::pipe_through(
+        env!("CARGO_BIN_EXE_roundup"),
+        &["replay", "-q", "-"],
+        |stdin| {
+            let mut chunk = String::new();
+            for n in 0..CALLS {
+                chunk.push_str(&format!(
+                    "{{\"op\":\"tool_call\",\"id\":\"toolu_01{n:022}\",\"title\":\"bash\"}}\n{{\"op\":\"tool_update\",\"id\":\"toolu_01{n:022}\",\"content\":\"ok\",\"status\":\"completed\"}}\n"
+                ));
+                if chunk.len() > 1 << 16 {
+                    stdin.write_all(chunk.as_bytes()).unwrap();
+                    chunk.clear();
+                }
+            }
+            stdin.write_all(chunk.as_bytes()).unwrap();
+        },
+        |_| {},
+    );
+    assert!(piped.status.success(), "{}", piped.stderr);
+    eprintln!("one run of {CALLS} tool calls: peak RSS {} KiB", piped.peak_kib);
+    assert!(piped.peak_kib < LIMIT_KIB, "peak RSS {} KiB", piped.peak_kib);
+}
+
 /// Release only (`cargo test --release -- --ignored`): a million sessions
 /// that each send one message, evicted to a directory, in bounded memory.
 #[test]
