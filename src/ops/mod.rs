@@ -31,7 +31,9 @@ enum Field<'a> {
     Float(f64),
     Bool(bool),
     Array,
-    Object(Meta),
+    /// Boxed: a map is several times the size of the other values, and
+    /// every field of a line is one of these.
+    Object(Box<Meta>),
     Null,
 }
 
@@ -103,7 +105,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
                 while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
                     object.insert(key, value);
                 }
-                Ok(Field::Object(object))
+                Ok(Field::Object(Box::new(object)))
             }
         }
         deserializer.deserialize_any(FieldVisitor(std::marker::PhantomData))
