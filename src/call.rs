@@ -121,6 +121,17 @@ pub enum Call<'a> {
         /// What was seen.
         detail: &'a str,
     },
+    /// A line whose `op` this contract does not define (SPEC §3): reported
+    /// as anomaly `unknown_event` keeping the line whole, or, after the
+    /// run's `finish`, as `after_finish` naming the op. Written back by the
+    /// [`Recorder`](crate::Recorder) as the line it was.
+    #[serde(skip)]
+    Unknown {
+        /// The op it names.
+        op: &'a str,
+        /// The line as it came.
+        line: &'a str,
+    },
 }
 
 impl<'a> Call<'a> {
@@ -140,6 +151,7 @@ impl<'a> Call<'a> {
             Call::RunMeta { .. } => "run_meta",
             Call::RoundMeta { .. } => "round_meta",
             Call::Anomaly { .. } => "anomaly",
+            Call::Unknown { .. } => "unknown",
         }
     }
 
@@ -171,6 +183,7 @@ impl<'a> Call<'a> {
                 serde_json::to_string(meta).unwrap_or_default()
             }
             Call::Anomaly { detail, .. } => detail.to_owned(),
+            Call::Unknown { line, .. } => line.to_owned(),
             Call::Start => String::new(),
         }
     }

@@ -80,7 +80,14 @@ impl<W: Write + Send> Recorder<W> {
             return;
         }
         line.clear();
-        let encoded = serde_json::to_writer(&mut *line, &Line { call, session: self.session.as_deref(), at_ms });
+        let encoded = match call {
+            // Not an op of the contract: the line as it came.
+            Call::Unknown { line: raw, .. } => {
+                line.extend_from_slice(raw.as_bytes());
+                Ok(())
+            }
+            call => serde_json::to_writer(&mut *line, &Line { call, session: self.session.as_deref(), at_ms }),
+        };
         line.push(b'\n');
         let written = encoded.map_err(io::Error::from).and_then(|()| writer.write_all(line));
         if let Err(e) = written {

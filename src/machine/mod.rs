@@ -266,7 +266,8 @@ impl RoundMachine {
             | Call::ToolMeta { .. }
             | Call::RunMeta { .. }
             | Call::RoundMeta { .. }
-            | Call::Anomaly { .. } => false,
+            | Call::Anomaly { .. }
+            | Call::Unknown { .. } => false,
             Call::Start | Call::Finish { .. } => true,
         }
     }
@@ -320,6 +321,7 @@ impl RoundMachine {
             Call::RoundMeta { meta } => accumulate(&mut self.run.open.meta, meta),
             Call::Start => self.start(now, out),
             Call::Finish { reason } => self.finish(reason, now, out),
+            Call::Unknown { line, .. } => self.anomaly(out, AnomalyKind::UnknownEvent, None, None, line.to_owned(), None),
             Call::Anomaly { .. } => {}
         }
     }
@@ -517,6 +519,7 @@ impl RoundMachine {
         }
         self.announce(out);
         self.run.finished = true;
+        self.run.summary.finish_reason = Some(reason);
         out.summary(self.run.summary.clone());
         out.ui(UiEvent::RunEnd { run: self.run.number, reason });
     }
@@ -633,7 +636,11 @@ impl RoundMachine {
     fn after_finish(&mut self, call: Call<'_>, out: &mut Outputs) {
         let content = Some(call.payload()).filter(|c| !c.is_empty());
         let status = call.terminal_status();
-        self.anomaly(out, AnomalyKind::AfterFinish, call.id(), status, call.op_name().to_owned(), content);
+        let op = match call {
+            Call::Unknown { op, .. } => op,
+            _ => call.op_name(),
+        };
+        self.anomaly(out, AnomalyKind::AfterFinish, call.id(), status, op.to_owned(), content);
     }
 
     fn anomaly(

@@ -63,8 +63,8 @@ impl ToolCallStatus {
     }
 }
 
-/// Why a run ended with tool calls still waiting for a result (SPEC §1,
-/// `finish`). It becomes the reason of their placeholder results.
+/// How a run ended (SPEC §1, `finish`): the summary's `finish_reason`, and
+/// the reason of the placeholder results of tool calls still waiting.
 ///
 /// ```
 /// use roundup::FinishReason;
@@ -75,17 +75,25 @@ impl ToolCallStatus {
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum FinishReason {
+    /// The agent ended its turn normally (ACP `end_turn`, a provider's
+    /// `stop`, a CLI's successful result).
+    Completed,
+    /// The run ended on an error: a provider error event, a failed turn.
+    Failed,
     /// The user or the client stopped the run.
     Canceled,
-    /// The run ended for any other reason (stream cut, process gone, end of
-    /// input, a new run starting over an unfinished one).
+    /// The stream stopped without saying why (end of input, a process
+    /// gone, a new run starting over an unfinished one).
     Interrupted,
 }
 
 impl FinishReason {
-    /// The wire name (`"canceled"` or `"interrupted"`).
+    /// The wire name (`"completed"`, `"failed"`, `"canceled"` or
+    /// `"interrupted"`).
     pub fn as_str(self) -> &'static str {
         match self {
+            FinishReason::Completed => "completed",
+            FinishReason::Failed => "failed",
             FinishReason::Canceled => "canceled",
             FinishReason::Interrupted => "interrupted",
         }
@@ -94,11 +102,16 @@ impl FinishReason {
     /// Parses a wire name; `None` for anything outside the enum.
     pub fn parse(name: &str) -> Option<Self> {
         match name {
+            "completed" => Some(FinishReason::Completed),
+            "failed" => Some(FinishReason::Failed),
             "canceled" => Some(FinishReason::Canceled),
             "interrupted" => Some(FinishReason::Interrupted),
             _ => None,
         }
     }
+
+    /// The wire names, as an error message lists them.
+    pub const NAMES: &'static str = "completed, failed, canceled, interrupted";
 }
 
 /// The two terminal statuses, the ones that carry a result.
@@ -142,9 +155,13 @@ pub enum PlaceholderReason {
     /// New text or reasoning closed the round first; a late result may
     /// still stitch it.
     Superseded,
+    /// The run completed without the call's result.
+    Completed,
+    /// The run failed.
+    Failed,
     /// The run was canceled.
     Canceled,
-    /// The run ended otherwise.
+    /// The stream stopped without saying why.
     Interrupted,
 }
 
@@ -153,6 +170,8 @@ impl PlaceholderReason {
     pub fn as_str(self) -> &'static str {
         match self {
             PlaceholderReason::Superseded => "superseded",
+            PlaceholderReason::Completed => "completed",
+            PlaceholderReason::Failed => "failed",
             PlaceholderReason::Canceled => "canceled",
             PlaceholderReason::Interrupted => "interrupted",
         }
@@ -162,6 +181,8 @@ impl PlaceholderReason {
 impl From<FinishReason> for PlaceholderReason {
     fn from(reason: FinishReason) -> Self {
         match reason {
+            FinishReason::Completed => PlaceholderReason::Completed,
+            FinishReason::Failed => PlaceholderReason::Failed,
             FinishReason::Canceled => PlaceholderReason::Canceled,
             FinishReason::Interrupted => PlaceholderReason::Interrupted,
         }

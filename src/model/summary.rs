@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Meta, PlaceholderReason, Round, ToolResult};
+use super::{FinishReason, Meta, PlaceholderReason, Round, ToolResult};
 
 /// Counts describing one run's final rounds, after stitches (SPEC §6).
 ///
@@ -27,6 +27,11 @@ pub struct Summary {
     pub session: Option<String>,
     /// The run, counted from 0 within the session.
     pub run: u64,
+    /// How the run ended: the reason of its `finish` (`interrupted` for a
+    /// run ended by a `start` or by the end of input); `None` while it
+    /// runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<FinishReason>,
     /// Rounds emitted.
     pub rounds: u64,
     /// Tool calls in those rounds.
@@ -63,6 +68,7 @@ impl Summary {
         "type",
         "session",
         "run",
+        "finish_reason",
         "rounds",
         "tool_calls",
         "failed_tool_calls",
@@ -116,6 +122,12 @@ pub struct PlaceholderCounts {
     /// Closed by the next chunk, never stitched.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub superseded: u64,
+    /// Left by a run that completed without their results.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub completed: u64,
+    /// Left by a failed run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: u64,
     /// Left by a canceled run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub canceled: u64,
@@ -129,6 +141,8 @@ impl PlaceholderCounts {
     pub fn get(&self, reason: PlaceholderReason) -> u64 {
         match reason {
             PlaceholderReason::Superseded => self.superseded,
+            PlaceholderReason::Completed => self.completed,
+            PlaceholderReason::Failed => self.failed,
             PlaceholderReason::Canceled => self.canceled,
             PlaceholderReason::Interrupted => self.interrupted,
         }
@@ -136,12 +150,14 @@ impl PlaceholderCounts {
 
     /// All placeholders, whatever the reason.
     pub fn total(&self) -> u64 {
-        self.superseded + self.canceled + self.interrupted
+        self.superseded + self.completed + self.failed + self.canceled + self.interrupted
     }
 
     fn slot(&mut self, reason: PlaceholderReason) -> &mut u64 {
         match reason {
             PlaceholderReason::Superseded => &mut self.superseded,
+            PlaceholderReason::Completed => &mut self.completed,
+            PlaceholderReason::Failed => &mut self.failed,
             PlaceholderReason::Canceled => &mut self.canceled,
             PlaceholderReason::Interrupted => &mut self.interrupted,
         }

@@ -268,6 +268,8 @@ struct Envelope<'a> {
 #[derive(Debug)]
 pub struct OpsLine<'a> {
     fields: Fields<'a>,
+    /// The line, without its line end: what an unknown op keeps.
+    line: &'a [u8],
 }
 
 impl<'a> OpsLine<'a> {
@@ -307,7 +309,7 @@ impl<'a> OpsLine<'a> {
         // each string as it is decoded; an invalid line then goes through
         // the slower per-string path, which names the column.
         let text = std::str::from_utf8(line);
-        let mut parsed = OpsLine { fields: Fields::default() };
+        let mut parsed = OpsLine { fields: Fields::default(), line };
         // The fast path fills the fields in place: moving them (400 bytes)
         // costs more than scanning a short line.
         if let (Ok(text), true) = (text, fast) {
@@ -404,7 +406,7 @@ impl<'a> OpsLine<'a> {
             "finish" => {
                 let reason = required_str("reason", &f.reason)?;
                 let reason = FinishReason::parse(reason)
-                    .ok_or_else(|| out_of_enum("reason", "canceled, interrupted", reason))?;
+                    .ok_or_else(|| out_of_enum("reason", FinishReason::NAMES, reason))?;
                 Call::Finish { reason }
             }
             "tool_meta" => Call::ToolMeta { id: required_str("id", &f.id)?, meta: required_object("meta", &f.meta)? },
@@ -419,7 +421,11 @@ impl<'a> OpsLine<'a> {
                     detail: optional_str("detail", &f.detail)?.unwrap_or_default(),
                 }
             }
-            _ => return Ok(None),
+            _ => Call::Unknown {
+                op,
+                // A line that parsed as JSON is UTF-8: this cannot fail.
+                line: std::str::from_utf8(self.line).map_err(|_| "not valid UTF-8".to_owned())?,
+            },
         }))
     }
 }
@@ -515,8 +521,11 @@ mod tests {
     }
 
     #[test]
-    fn unknown_ops_and_fields_are_ignored() {
-        assert_eq!(call(r#"{"op":"teleport","to":"mars"}"#), Ok(None));
+    fn unknown_ops_are_kept_and_unknown_fields_ignored() {
+        assert_eq!(
+            call("{\"op\":\"teleport\",\"to\":\"mars\"}\r\n"),
+            Ok(Some(Call::Unknown { op: "teleport", line: r#"{"op":"teleport","to":"mars"}"# }))
+        );
         assert_eq!(
             call(r#"{"op":"message","text":"a","extra":{"deep":[1,2]}}"#),
             Ok(Some(Call::Message { text: "a" }))
@@ -557,7 +566,7 @@ mod tests {
             (r#"{"op":"finish"}"#, "missing field `reason`"),
             (
                 r#"{"op":"finish","reason":"cancelled"}"#,
-                "field `reason`: expected one of canceled, interrupted, found \"cancelled\"",
+                "field `reason`: expected one of completed, failed, canceled, interrupted, found \"cancelled\"",
             ),
             (r#"{"op":"start","session":5}"#, "field `session`: expected a string, found an integer"),
             (r#"{"op":"start","at_ms":"5"}"#, "field `at_ms`: expected a number, found a string"),

@@ -130,7 +130,11 @@ impl Session {
         if self.finished && call != Call::Start {
             let content = Some(call.payload()).filter(|c| !c.is_empty());
             let status = call.terminal_status();
-            return self.anomaly(out, AnomalyKind::AfterFinish, call.id(), status, call.op_name(), content);
+            let op = if let Call::Unknown { op, .. } = call { op } else { call.op_name() };
+            return self.anomaly(out, AnomalyKind::AfterFinish, call.id(), status, op, content);
+        }
+        if let Call::Unknown { line, .. } = call {
+            return self.anomaly(out, AnomalyKind::UnknownEvent, None, None, line, None);
         }
         match call {
             Call::Message { text } | Call::Thought { text } => {
@@ -284,7 +288,7 @@ impl Session {
             }
             Call::Finish { reason } => {
                 self.close(ClosedBy::Finish, reason.into(), now, out);
-                self.finish(out);
+                self.finish(reason, out);
             }
             Call::Start => {
                 if !self.finished {
@@ -294,7 +298,7 @@ impl Session {
                         return;
                     }
                     self.close(ClosedBy::Finish, PlaceholderReason::Interrupted, now, out);
-                    self.finish(out);
+                    self.finish(FinishReason::Interrupted, out);
                 }
                 self.finished = false;
                 self.touched = false;
@@ -314,7 +318,7 @@ impl Session {
 
     /// The run is over: round metadata that found no round joins the run's,
     /// then its summary line, as it is now.
-    fn finish(&mut self, out: &mut Vec<Value>) {
+    fn finish(&mut self, reason: FinishReason, out: &mut Vec<Value>) {
         for (key, value) in std::mem::take(&mut self.round_meta) {
             if Summary::FIELDS.contains(&key.as_str()) {
                 let detail = format!("key `{key}` names a summary field; value: {value}");
@@ -324,7 +328,7 @@ impl Session {
             }
         }
         self.finished = true;
-        out.push(line("summary", &self.summary(self.run)));
+        out.push(line("summary", &self.summary(self.run, reason)));
     }
 
     fn close(&mut self, closed_by: ClosedBy, reason: PlaceholderReason, now: u64, out: &mut Vec<Value>) {
@@ -362,7 +366,7 @@ impl Session {
         self.rounds.push(round);
     }
 
-    fn summary(&self, run: u64) -> Summary {
+    fn summary(&self, run: u64, reason: FinishReason) -> Summary {
         let rounds: Vec<&Round> = self.rounds.iter().filter(|r| r.run == run).collect();
         let calls: Vec<&ToolCall> = rounds.iter().flat_map(|r| r.tool_calls.iter()).collect();
         let placeholders =
@@ -370,11 +374,14 @@ impl Session {
         Summary {
             session: self.name.clone(),
             run,
+            finish_reason: Some(reason),
             rounds: rounds.len() as u64,
             tool_calls: calls.len() as u64,
             failed_tool_calls: calls.iter().filter(|c| c.result.is_failed()).count() as u64,
             placeholders: PlaceholderCounts {
                 superseded: placeholders(PlaceholderReason::Superseded),
+                completed: placeholders(PlaceholderReason::Completed),
+                failed: placeholders(PlaceholderReason::Failed),
                 canceled: placeholders(PlaceholderReason::Canceled),
                 interrupted: placeholders(PlaceholderReason::Interrupted),
             },
