@@ -39,7 +39,7 @@ fn builder(clock: impl Clock + 'static, ui: bool) -> RoundBuilder {
 /// `terminal`, the declaration and result that close a round).
 fn run_machine(b: Bencher, kind: &str) {
     let (mut m, mut out) = new_machine();
-    m.handle(Call::ToolCall { id: "t1", title: "edit" }, 0, &mut out);
+    m.handle(Call::ToolCall { id: "t1", title: "edit", name: "" }, 0, &mut out);
     out.clear();
     match kind {
         "message" => b.bench_local(|| {
@@ -63,7 +63,7 @@ fn run_machine(b: Bencher, kind: &str) {
             out.clear();
         }),
         _ => b.bench_local(|| {
-            m.handle(Call::ToolCall { id: "t2", title: "bash" }, 0, &mut out);
+            m.handle(Call::ToolCall { id: "t2", title: "bash", name: "" }, 0, &mut out);
             m.handle(
                 Call::ToolUpdate { id: "t2", content: black_box("ok"), status: ToolCallStatus::Completed },
                 0,

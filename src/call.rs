@@ -14,8 +14,8 @@ use crate::model::{AnomalyKind, FinishReason, Meta, TerminalStatus, ToolCallStat
 ///
 /// ```
 /// use roundup::Call;
-/// let line = serde_json::to_string(&Call::ToolCall { id: "t1", title: "bash" }).unwrap();
-/// assert_eq!(line, r#"{"op":"tool_call","id":"t1","title":"bash"}"#);
+/// let line = serde_json::to_string(&Call::ToolCall { id: "t1", title: "ls -la", name: "Bash" }).unwrap();
+/// assert_eq!(line, r#"{"op":"tool_call","id":"t1","title":"ls -la","name":"Bash"}"#);
 /// ```
 ///
 /// It is `#[non_exhaustive]` because the contract grows (SPEC §1 gained
@@ -34,12 +34,16 @@ pub enum Call<'a> {
         /// The fragment.
         text: &'a str,
     },
-    /// `tool_call(id, title)`.
+    /// `tool_call(id, title, name)`.
     ToolCall {
         /// The call's id.
         id: &'a str,
-        /// Its title (may be empty).
+        /// What a person is shown (`Read a.ts`, `ls -la`; may be empty).
         title: &'a str,
+        /// The tool's machine name as the model called it (`Read`,
+        /// `get_weather`); empty when the protocol gives none.
+        #[serde(skip_serializing_if = "str::is_empty")]
+        name: &'a str,
     },
     /// `tool_update(id, content, status)`.
     ToolUpdate {

@@ -86,7 +86,14 @@ pub trait StreamHandler: Send + Sync {
     /// Declares a tool call; a second declaration of an id in the open round
     /// updates its title (when non-empty) instead of adding a call.
     fn tool_call(&self, id: &str, title: &str) {
-        self.call(Call::ToolCall { id, title })
+        self.call(Call::ToolCall { id, title, name: "" })
+    }
+
+    /// [`tool_call`](Self::tool_call) with the tool's machine name (`Read`,
+    /// `get_weather`) beside the title a person is shown (`Read a.ts`): a
+    /// non-empty name replaces the old one too.
+    fn named_tool_call(&self, id: &str, title: &str, name: &str) {
+        self.call(Call::ToolCall { id, title, name })
     }
 
     /// An update of a tool call: an argument delta while `status` is not

@@ -329,7 +329,7 @@ impl MessageStream {
             "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                 let id = block.id.as_deref().unwrap_or("");
                 let name = block.name.as_deref().unwrap_or("");
-                calls.call(session, Call::ToolCall { id, title: name });
+                calls.call(session, Call::ToolCall { id, title: name, name });
                 if block.kind != "tool_use" {
                     calls.call(
                         session,

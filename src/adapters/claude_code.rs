@@ -272,7 +272,8 @@ impl ClaudeCodeAdapter {
                 }
                 "tool_use" | "server_tool_use" | "mcp_tool_use" => {
                     let id = block.id.as_deref().unwrap_or("");
-                    calls.call(session, Call::ToolCall { id, title: block.name.as_deref().unwrap_or("") });
+                    let name = block.name.as_deref().unwrap_or("");
+                    calls.call(session, Call::ToolCall { id, title: name, name });
                     let args = block.input.map_or(Cow::Borrowed("{}"), raw_text);
                     calls.call(session, Call::ArgsSnapshot { id, args: &args });
                 }

@@ -241,7 +241,10 @@ impl CodexAdapter {
                 (None, Some(tool)) => raw_text(tool).into_owned(),
                 _ => kind.to_owned(),
             };
-            calls.call(None, Call::ToolCall { id, title: &title });
+            // The tool the model called: an MCP tool's own name, else the
+            // item's kind (`command_execution`, `file_change`, ...).
+            let name = item.get("tool").map_or(std::borrow::Cow::Borrowed(kind), raw_text);
+            calls.call(None, Call::ToolCall { id, title: &title, name: &name });
             if title != kind {
                 calls.call(None, Call::ToolMeta { id, meta: &one("codex_item_type", Value::from(kind)) });
             }

@@ -201,7 +201,7 @@ impl DeepworkAdapter {
             }
             Some("tool_start") => {
                 let name = tool.and_then(|t| t.name.as_deref()).unwrap_or("");
-                calls.call(session, Call::ToolCall { id, title: name });
+                calls.call(session, Call::ToolCall { id, title: name, name });
                 if let Some(input) = tool.and_then(|t| t.input) {
                     calls.call(session, Call::ArgsSnapshot { id, args: &raw_text(input) });
                 }
@@ -294,7 +294,7 @@ impl DeepworkAdapter {
                 let name = name.as_ref();
                 // A repeated tool_start for the same id is an update: the
                 // declaration upserts, the input replaces.
-                calls.call(session, Call::ToolCall { id, title: name });
+                calls.call(session, Call::ToolCall { id, title: name, name });
                 if let Some(input) = tool("input") {
                     calls.call(session, Call::ArgsSnapshot { id, args: &json_text(input) });
                 }

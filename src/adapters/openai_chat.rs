@@ -269,7 +269,7 @@ impl OpenAiChatAdapter {
             let declared = tool.id.as_deref().filter(|id| !id.is_empty());
             if let Some(id) = declared.filter(|id| self.tool(choice, index) != Some(*id)) {
                 let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
-                calls.call(session, Call::ToolCall { id, title: name });
+                calls.call(session, Call::ToolCall { id, title: name, name });
                 self.tools.retain(|(c, i, _)| (*c, *i) != (choice, index));
                 // Bounded for a completion that declares calls without end:
                 // fragments for a forgotten index are reported, with their

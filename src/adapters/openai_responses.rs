@@ -337,7 +337,7 @@ impl OpenAiResponsesAdapter {
         if client || hosted {
             if self.tool(event.output_index) != Some(id) {
                 let title = item.name.as_deref().unwrap_or(kind);
-                calls.call(None, Call::ToolCall { id, title });
+                calls.call(None, Call::ToolCall { id, title, name: title });
                 let mut meta = Meta::new();
                 meta.insert("openai_item_type".into(), Value::from(kind));
                 if let Some(item_id) = item.id.as_deref().filter(|item_id| *item_id != id) {

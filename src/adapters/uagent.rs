@@ -462,7 +462,7 @@ impl UagentAdapter {
             "tool_called" => {
                 self.stats.track_call(id, name);
                 self.reasoning_in_round = false;
-                calls.call(session, Call::ToolCall { id, title: name });
+                calls.call(session, Call::ToolCall { id, title: name, name });
                 if let Some(args) = event.get("arguments") {
                     calls.call(session, Call::ArgsSnapshot { id, args: &json_text(args) });
                 }

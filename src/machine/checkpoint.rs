@@ -30,7 +30,7 @@ const VERSION: u32 = 2;
 ///
 /// let mut machine = RoundMachine::default();
 /// let mut out = Outputs::new();
-/// machine.handle(Call::ToolCall { id: "t1", title: "bash" }, 10, &mut out);
+/// machine.handle(Call::ToolCall { id: "t1", title: "bash", name: "" }, 10, &mut out);
 /// machine.handle(Call::ToolOutput { id: "t1", content: "50%", replace: false }, 20, &mut out);
 ///
 /// // Saved, sent elsewhere, restored: the call finishes there.

@@ -136,7 +136,7 @@ struct Run {
 /// let mut machine = RoundMachine::default();
 /// let mut out = Outputs::new();
 /// machine.handle(Call::Message { text: "Hi" }, 100, &mut out);
-/// machine.handle(Call::ToolCall { id: "t", title: "ls" }, 110, &mut out);
+/// machine.handle(Call::ToolCall { id: "t", title: "ls", name: "" }, 110, &mut out);
 /// out.clear();
 /// machine.handle(Call::Thought { text: "next" }, 120, &mut out);
 ///
@@ -203,6 +203,7 @@ impl RoundMachine {
             .map(|call| CallInProgress {
                 id: call.id.clone(),
                 title: call.title.clone(),
+                name: call.name.clone(),
                 arguments: call.arguments.clone(),
                 output: call.output.clone(),
                 result: call.result.clone(),
@@ -305,7 +306,7 @@ impl RoundMachine {
         match call {
             Call::Message { text } => self.fragment(TextKind::Message, text, now, out),
             Call::Thought { text } => self.fragment(TextKind::Thought, text, now, out),
-            Call::ToolCall { id, title } => self.declare(id, title, now, out),
+            Call::ToolCall { id, title, name } => self.declare(id, title, name, now, out),
             Call::ToolUpdate { id, content, .. } => match call.terminal_status() {
                 Some(status) => self.terminal(id, content, status, now, out),
                 None => self.arguments(id, content, false, out),
@@ -365,9 +366,14 @@ impl RoundMachine {
         }
     }
 
-    /// Rule 7: a declaration, or an upsert of one in the open round.
-    fn declare(&mut self, id: &str, title: &str, now: u64, out: &mut Outputs) {
+    /// Rule 7: a declaration, or an upsert of one in the open round (a
+    /// non-empty title or name replaces the old one).
+    fn declare(&mut self, id: &str, title: &str, name: &str, now: u64, out: &mut Outputs) {
         if let Some(call) = self.run.open.call_mut(id) {
+            if !name.is_empty() && call.name != name {
+                call.name.clear();
+                call.name.push_str(name);
+            }
             if !title.is_empty() && call.title != title {
                 call.title.clear();
                 call.title.push_str(title);
@@ -376,7 +382,7 @@ impl RoundMachine {
             return;
         }
         self.end_text(out);
-        self.run.open.declare(id, title, now);
+        self.run.open.declare(id, title, name, now);
         out.ui(UiEvent::ToolCallStart { id, title });
     }
 
@@ -614,6 +620,7 @@ impl RoundMachine {
         ToolCall {
             id: call.id,
             title: call.title,
+            name: call.name,
             arguments: call.arguments,
             result,
             started_at_ms: call.started_at_ms,

@@ -13,6 +13,9 @@ use crate::model::{Meta, ToolResult};
 pub(crate) struct OpenCall {
     pub(crate) id: String,
     pub(crate) title: String,
+    /// The tool's machine name; empty when none was given.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub(crate) name: String,
     pub(crate) arguments: String,
     /// Live output so far (SPEC rule 13).
     pub(crate) output: String,
@@ -80,12 +83,13 @@ impl OpenRound {
     }
 
     /// Adds a new, result-less call.
-    pub(crate) fn declare(&mut self, id: &str, title: &str, now: u64) {
+    pub(crate) fn declare(&mut self, id: &str, title: &str, name: &str, now: u64) {
         self.touch(now);
         self.by_id.insert(id.into(), self.calls.len());
         self.calls.push(OpenCall {
             id: id.to_owned(),
             title: title.to_owned(),
+            name: name.to_owned(),
             arguments: String::new(),
             output: String::new(),
             result: None,

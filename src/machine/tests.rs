@@ -82,7 +82,7 @@ impl Harness {
         self.call(Call::Thought { text })
     }
     fn tool(&mut self, id: &str, title: &str) -> &mut Self {
-        self.call(Call::ToolCall { id, title })
+        self.call(Call::ToolCall { id, title, name: "" })
     }
     fn update(&mut self, id: &str, content: &str, status: ToolCallStatus) -> &mut Self {
         self.call(Call::ToolUpdate { id, content, status })

@@ -53,6 +53,9 @@ pub struct CallInProgress {
     pub id: String,
     /// Its title so far.
     pub title: String,
+    /// Its machine name so far (empty when none was given).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
     /// Its arguments so far (possibly an unfinished JSON document; see
     /// [`arguments_value`](Self::arguments_value)).
     pub arguments: String,

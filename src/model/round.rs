@@ -58,8 +58,14 @@ pub struct Round {
 pub struct ToolCall {
     /// The id the upstream gave the call (`""` is a valid id).
     pub id: String,
-    /// The last non-empty title the call was declared with.
+    /// The last non-empty title the call was declared with: what a person
+    /// is shown (`Read a.ts`, `ls -la`).
     pub title: String,
+    /// The last non-empty name the call was declared with: the tool's
+    /// machine name as the model called it (`Read`, `Bash`,
+    /// `get_weather`); empty (and not written) when the protocol gave none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
     /// The final arguments: the deltas appended since the last snapshot.
     pub arguments: String,
     /// The one result: real, or a placeholder saying why none came.

@@ -131,12 +131,13 @@ struct Fields<'a> {
     detail: Option<Field<'a>>,
     meta: Option<Field<'a>>,
     replace: Option<Field<'a>>,
+    name: Option<Field<'a>>,
 }
 
 /// The known field names, recognised without allocating.
-const FIELD_NAMES: [&str; 15] = [
+const FIELD_NAMES: [&str; 16] = [
     "op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail",
-    "meta", "replace",
+    "meta", "replace", "name",
 ];
 
 /// A key of an ops line: the index of a known field, or none.
@@ -161,6 +162,7 @@ impl Key {
             "detail" => 12,
             "meta" => 13,
             "replace" => 14,
+            "name" => 15,
             _ => return Key(None),
         }))
     }
@@ -200,6 +202,7 @@ impl<'a> Fields<'a> {
             12 => &mut self.detail,
             13 => &mut self.meta,
             14 => &mut self.replace,
+            15 => &mut self.name,
             _ => return None,
         })
     }
@@ -376,6 +379,7 @@ impl<'a> OpsLine<'a> {
             "tool_call" => Call::ToolCall {
                 id: required_str("id", &f.id)?,
                 title: optional_str("title", &f.title)?.unwrap_or_default(),
+                name: optional_str("name", &f.name)?.unwrap_or_default(),
             },
             "tool_update" => {
                 let id = required_str("id", &f.id)?;
@@ -493,7 +497,7 @@ mod tests {
         let cases: [(&str, Call<'_>); 9] = [
             (r#"{"op":"message","text":"a"}"#, Call::Message { text: "a" }),
             (r#"{"op":"thought","text":"b"}"#, Call::Thought { text: "b" }),
-            (r#"{"op":"tool_call","id":"t"}"#, Call::ToolCall { id: "t", title: "" }),
+            (r#"{"op":"tool_call","id":"t"}"#, Call::ToolCall { id: "t", title: "", name: "" }),
             (
                 r#"{"op":"tool_update","id":"t","status":"pending"}"#,
                 Call::ToolUpdate { id: "t", content: "", status: ToolCallStatus::Pending },

@@ -80,7 +80,7 @@ fn concurrent_callers_get_output_in_state_order() {
     for (op, a, b) in &ui_visible {
         let call = match op.as_str() {
             "message" => Call::Message { text: a },
-            "tool_call" => Call::ToolCall { id: a, title: b },
+            "tool_call" => Call::ToolCall { id: a, title: b, name: "" },
             "args" => Call::ToolUpdate { id: a, content: b, status: ToolCallStatus::InProgress },
             _ => Call::ToolUpdate { id: a, content: b, status: ToolCallStatus::Completed },
         };
@@ -264,10 +264,10 @@ fn recording_then_replaying_gives_the_same_output() {
     let script: Vec<(u64, Call<'_>)> = vec![
         (0, Call::Thought { text: "plan" }),
         (5, Call::Message { text: "Let me look." }),
-        (10, Call::ToolCall { id: "t1", title: "bash" }),
+        (10, Call::ToolCall { id: "t1", title: "bash", name: "" }),
         (11, Call::ToolUpdate { id: "t1", content: "{\"cmd\":", status: ToolCallStatus::InProgress }),
         (12, Call::ArgsSnapshot { id: "t1", args: "{\"cmd\":\"ls\"}" }),
-        (13, Call::ToolCall { id: "t2", title: "read" }),
+        (13, Call::ToolCall { id: "t2", title: "read", name: "" }),
         (20, Call::Message { text: "Meanwhile…\n" }),
         (30, Call::ToolUpdate { id: "t1", content: "a.txt", status: ToolCallStatus::Failed }),
         (31, Call::ToolUpdate { id: "t9", content: "ghost", status: ToolCallStatus::Completed }),

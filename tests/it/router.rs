@@ -99,7 +99,7 @@ fn a_checkpoint_that_cannot_be_restored_is_reported() {
 fn the_sink_sees_every_record_type_through_the_router() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut router = logging_router(&log);
-    router.call(None, Call::ToolCall { id: "t", title: "x" });
+    router.call(None, Call::ToolCall { id: "t", title: "x", name: "" });
     router.session(None).finish_if_running(FinishReason::Canceled);
     let types: Vec<String> = log.lock().unwrap().iter().map(|l| l["type"].as_str().unwrap().to_owned()).collect();
     assert_eq!(types, ["round", "summary"]);
@@ -248,7 +248,7 @@ fn a_failing_store_loses_no_session_and_restores_none_stale() {
             let name = format!("s{}", (step * 7) % 13);
             let id = format!("t{step}");
             router.call(Some(&name), Call::Message { text: "step " });
-            router.call(Some(&name), Call::ToolCall { id: &id, title: "ls" });
+            router.call(Some(&name), Call::ToolCall { id: &id, title: "ls", name: "" });
             if step % 5 == 0 {
                 router.close(Some(&name), FinishReason::Canceled);
             }

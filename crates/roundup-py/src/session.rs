@@ -118,9 +118,16 @@ impl Session {
         self.apply(py, Call::Thought { text: &text })
     }
 
-    #[pyo3(signature = (id, title=None))]
-    fn tool_call(&self, py: Python<'_>, id: PyBackedStr, title: Option<PyBackedStr>) -> PyResult<()> {
-        self.apply(py, Call::ToolCall { id: &id, title: title.as_deref().unwrap_or("") })
+    #[pyo3(signature = (id, title=None, name=None))]
+    fn tool_call(
+        &self,
+        py: Python<'_>,
+        id: PyBackedStr,
+        title: Option<PyBackedStr>,
+        name: Option<PyBackedStr>,
+    ) -> PyResult<()> {
+        let (title, name) = (title.as_deref().unwrap_or(""), name.as_deref().unwrap_or(""));
+        self.apply(py, Call::ToolCall { id: &id, title, name })
     }
 
     #[pyo3(signature = (id, content, status="in_progress"))]

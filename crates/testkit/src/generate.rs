@@ -35,7 +35,7 @@ impl Step {
         match &self.op {
             Op::Message(text) => Call::Message { text },
             Op::Thought(text) => Call::Thought { text },
-            Op::ToolCall(id, title) => Call::ToolCall { id, title },
+            Op::ToolCall(id, title) => Call::ToolCall { id, title, name: "" },
             Op::Update(id, content, status) => Call::ToolUpdate { id, content, status: *status },
             Op::Snapshot(id, args) => Call::ArgsSnapshot { id, args },
             Op::Output(id, content, replace) => Call::ToolOutput { id, content, replace: *replace },

@@ -15,6 +15,7 @@ struct PendingCall {
     meta: Meta,
     id: String,
     title: String,
+    name: String,
     arguments: String,
     output: String,
     result: Option<ToolResult>,
@@ -151,10 +152,13 @@ impl Session {
                     self.thought.push_str(text);
                 }
             }
-            Call::ToolCall { id, title } => {
+            Call::ToolCall { id, title, name } => {
                 if let Some(c) = self.calls.iter_mut().find(|c| c.id == id) {
                     if !title.is_empty() {
                         c.title = title.to_owned();
+                    }
+                    if !name.is_empty() {
+                        c.name = name.to_owned();
                     }
                 } else {
                     self.started.get_or_insert(now);
@@ -162,6 +166,7 @@ impl Session {
                         meta: Meta::new(),
                         id: id.to_owned(),
                         title: title.to_owned(),
+                        name: name.to_owned(),
                         arguments: String::new(),
                         output: String::new(),
                         result: None,
@@ -344,6 +349,7 @@ impl Session {
                 meta: c.meta,
                 id: c.id,
                 title: c.title,
+                name: c.name,
                 arguments: c.arguments,
                 finished_at_ms: if c.result.is_some() { c.finished } else { now },
                 result: c.result.unwrap_or(ToolResult::placeholder_with_output(reason, c.output)),

@@ -874,7 +874,7 @@ impl AcpAdapter {
             return;
         }
         if declare || !title.is_empty() {
-            calls.call(Some(session), Call::ToolCall { id, title });
+            calls.call(Some(session), Call::ToolCall { id, title, name: "" });
         }
         if let Some(raw_input) = update.raw_input {
             state.raw_input = true;
