@@ -322,7 +322,9 @@ impl RoundMachine {
             Call::RoundMeta { meta } => accumulate(&mut self.run.open.meta, meta),
             Call::Start => self.start(now, out),
             Call::Finish { reason } => self.finish(reason, now, out),
-            Call::Unknown { line, .. } => self.anomaly(out, AnomalyKind::UnknownEvent, None, None, line.to_owned(), None),
+            Call::Unknown { line, .. } => {
+                self.anomaly(out, AnomalyKind::UnknownEvent, None, None, line.to_owned(), None)
+            }
             Call::Anomaly { .. } => {}
         }
     }

@@ -409,8 +409,8 @@ impl<'a> OpsLine<'a> {
             "start" => Call::Start,
             "finish" => {
                 let reason = required_str("reason", &f.reason)?;
-                let reason = FinishReason::parse(reason)
-                    .ok_or_else(|| out_of_enum("reason", FinishReason::NAMES, reason))?;
+                let reason =
+                    FinishReason::parse(reason).ok_or_else(|| out_of_enum("reason", FinishReason::NAMES, reason))?;
                 Call::Finish { reason }
             }
             "tool_meta" => Call::ToolMeta { id: required_str("id", &f.id)?, meta: required_object("meta", &f.meta)? },

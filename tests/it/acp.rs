@@ -848,3 +848,188 @@ fn a_500_mb_acp_stream_replays_in_bounded_memory() {
     assert!(written > 500_000_000, "{written} bytes");
     assert!(piped.peak_kib < LIMIT_KIB, "peak RSS {} KiB", piped.peak_kib);
 }
+
+/// A `tool_call` for an id whose call got its result in the round still
+/// open (another call of the round is pending) is, for the machine, the
+/// same call again (SPEC rule 7): the adapter reads it so too. The call
+/// keeps its title, arguments and first result; what the declaration says
+/// is its metadata, and its second result is `duplicate_terminal` (rule
+/// 10). It used to be a new call to the adapter: its `rawInput` replaced
+/// the arguments of the call that had its result, and its output was
+/// `unknown_tool_call`.
+#[test]
+fn a_tool_call_for_a_call_with_its_result_in_the_open_round_is_the_same_call() {
+    let text = |t: &str| json!([{"type": "content", "content": {"type": "text", "text": t}}]);
+    let input = [
+        request(1, "session/prompt", json!({"sessionId": "s", "prompt": []})),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls", "rawInput": {"path": "."}})),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "cat", "status": "pending"})),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": text("a.txt")}),
+        ),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls -a", "rawInput": {"all": true},
+                "status": "in_progress", "content": text("partial")}),
+        ),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "content": text("b.txt")}),
+        ),
+        tool(
+            "s",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t2", "status": "completed", "content": text("x")}),
+        ),
+        response(1, json!({"stopReason": "end_turn"})),
+    ];
+    let lines = lines(&input);
+    check_rounds(&lines).unwrap();
+    let rounds = of_type(&lines, "round");
+    assert_eq!((rounds.len(), &rounds[0]["closed_by"]), (1, &json!("tools_done")));
+    let t1 = &rounds[0]["tool_calls"][0];
+    assert_eq!(
+        (&t1["id"], &t1["title"], &t1["arguments"], &t1["result"]),
+        (&json!("t1"), &json!("ls"), &json!(r#"{"path":"."}"#), &json!({"status": "completed", "content": "a.txt"}))
+    );
+    assert_eq!((&t1["meta"]["title"], &t1["meta"]["rawInput"]), (&json!("ls -a"), &json!({"all": true})));
+    assert_eq!(t1["meta"]["content"][0]["content"]["text"], "partial", "kept, not output of a call with its result");
+    assert_eq!(rounds[0]["tool_calls"][1]["result"]["content"], "x");
+    let anomalies: Vec<(&Value, &Value, &Value)> =
+        of_type(&lines, "anomaly").iter().map(|a| (&a["kind"], &a["id"], &a["detail"])).collect();
+    assert_eq!(anomalies, [(&json!("duplicate_terminal"), &json!("t1"), &json!("b.txt"))]);
+    assert_eq!(moved_after_every_line(&input), whole_replay(&input), "a checkpoint keeps the open round's calls");
+}
+
+fn acp_options() -> roundup::ReplayOptions {
+    roundup::ReplayOptions::new().from(roundup::adapters::InputFormat::named("acp").unwrap())
+}
+
+/// The records of a replay in one process.
+fn whole_replay(input: &[String]) -> String {
+    let mut replayer = roundup::Replayer::new(&acp_options()).unwrap();
+    for line in input {
+        replayer.feed_payload(line.as_bytes(), &mut ());
+    }
+    replayer.finish(&mut ());
+    let mut out = Vec::new();
+    replayer.take_output(&mut out);
+    String::from_utf8(out).unwrap()
+}
+
+/// The records of a replay moved to a new one between every two lines,
+/// through its checkpoint as JSON.
+fn moved_after_every_line(input: &[String]) -> String {
+    let mut replayer = roundup::Replayer::new(&acp_options()).unwrap();
+    let mut out = Vec::new();
+    for line in input {
+        replayer.feed_payload(line.as_bytes(), &mut ());
+        replayer.take_output(&mut out);
+        let saved = replayer.checkpoint().unwrap().to_json();
+        replayer = roundup::Replayer::new(&acp_options()).unwrap();
+        replayer.restore(roundup::ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
+    }
+    replayer.finish(&mut ());
+    replayer.take_output(&mut out);
+    String::from_utf8(out).unwrap()
+}
+
+/// The adapter reads a `tool_call` by the machine's open round even for a
+/// call it forgot: a prompt to a subagent session (JetBrains Air's
+/// `subagent_*` sessions) releases the calls of its tree, while its
+/// parent's round stays open. Once that round closed, the same id declares
+/// a new call (SPEC §6).
+#[test]
+fn a_tool_call_is_read_by_the_machines_open_round_even_for_a_call_forgotten() {
+    let text = |t: &str| json!([{"type": "content", "content": {"type": "text", "text": t}}]);
+    let complete = |id: &str, t: &str| {
+        tool(
+            "p",
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed", "content": text(t)}),
+        )
+    };
+    let input = [
+        notification("p", json!({"sessionUpdate": "subagent_spawned", "subagentSessionId": "c", "state": "running"})),
+        tool("p", json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls", "rawInput": {"path": "."}})),
+        tool("p", json!({"sessionUpdate": "tool_call", "toolCallId": "t2", "title": "cat"})),
+        complete("t1", "a.txt"),
+        request(5, "session/prompt", json!({"sessionId": "c", "prompt": []})),
+        tool(
+            "p",
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls -a", "rawInput": {"all": true}}),
+        ),
+        complete("t1", "b.txt"),
+        complete("t2", "x"),
+        tool(
+            "p",
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls -l", "rawInput": {"long": true}}),
+        ),
+        complete("t1", "c.txt"),
+    ];
+    let lines = lines(&input);
+    check_rounds(&lines).unwrap();
+    let calls: Vec<(Value, Value, Value)> = of_type(&lines, "round")
+        .iter()
+        .filter(|r| r["session"] == "p")
+        .flat_map(|r| r["tool_calls"].as_array().unwrap().clone())
+        .map(|c| (c["id"].clone(), c["arguments"].clone(), c["result"]["content"].clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (json!("t1"), json!(r#"{"path":"."}"#), json!("a.txt")),
+            (json!("t2"), json!(""), json!("x")),
+            (json!("t1"), json!(r#"{"long":true}"#), json!("c.txt"))
+        ]
+    );
+    let anomalies: Vec<(&Value, &Value)> =
+        of_type(&lines, "anomaly").iter().map(|a| (&a["kind"], &a["detail"])).collect();
+    assert_eq!(anomalies, [(&json!("duplicate_terminal"), &json!("b.txt"))]);
+    assert_eq!(moved_after_every_line(&input), whole_replay(&input));
+}
+
+/// The adapter's checkpoint is the same bytes for the same state (its maps
+/// are written sorted): saved after every line, restored into a new
+/// adapter and saved again, it is unchanged; and the rest of the stream
+/// translates into the same calls either way.
+#[test]
+fn the_adapters_checkpoint_is_the_same_bytes_for_the_same_state() {
+    use roundup::adapters::acp::AcpAdapter;
+    use roundup::adapters::Adapter;
+    let sub = json!({"claudeCode": {"parentToolUseId": "task"}});
+    let input = [
+        request(0, "initialize", json!({"protocolVersion": 1})),
+        request(1, "session/prompt", json!({"sessionId": "s", "prompt": [{"type": "text", "text": "go"}]})),
+        request(2, "session/prompt", json!({"sessionId": "r", "prompt": []})),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "task", "title": "Task"})),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "b", "title": "b"})),
+        tool("r", json!({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "a"})),
+        tool("s", json!({"sessionUpdate": "tool_call", "_meta": sub, "toolCallId": "c", "title": "c"})),
+        request(9, "session/request_permission", json!({"sessionId": "s", "toolCall": {"toolCallId": "b"}})),
+        notification("s", json!({"sessionUpdate": "async_task_spawned", "asyncTaskId": "x", "toolCallId": "b"})),
+        notification("s", json!({"sessionUpdate": "async_task_spawned", "asyncTaskId": "y", "toolCallId": "task"})),
+        tool("s", json!({"sessionUpdate": "tool_call_update", "toolCallId": "b", "status": "completed"})),
+        response(1, json!({"stopReason": "end_turn"})),
+    ];
+    let record = |adapter: &mut AcpAdapter, line: &str| {
+        let mut calls = Vec::new();
+        let mut sink = |session: Option<&str>, call: roundup::Call<'_>| {
+            calls.push(format!("{session:?} {}", serde_json::to_string(&call).unwrap()))
+        };
+        adapter.translate(line.as_bytes(), &mut sink).unwrap();
+        calls
+    };
+    let mut whole = AcpAdapter::new();
+    for (at, line) in input.iter().enumerate() {
+        record(&mut whole, line);
+        let saved = serde_json::to_vec(&whole.save().unwrap()).unwrap();
+        let mut again = AcpAdapter::new();
+        again.restore(serde_json::from_slice(&saved).unwrap()).unwrap();
+        assert_eq!(serde_json::to_vec(&again.save().unwrap()).unwrap(), saved, "after line {at}");
+        let mut expected = AcpAdapter::new();
+        expected.restore(serde_json::from_slice(&saved).unwrap()).unwrap();
+        for rest in &input[at + 1..] {
+            assert_eq!(record(&mut again, rest), record(&mut expected, rest), "restored after line {at}");
+        }
+    }
+}

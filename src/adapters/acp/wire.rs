@@ -69,8 +69,9 @@ impl<'a> Params<'a> {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Update<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
-    pub session_update: Option<Cow<'a, str>>,
+    /// What the update is; `None` when it has no `sessionUpdate`.
+    #[serde(borrow, default, deserialize_with = "update_kind")]
+    pub session_update: Option<UpdateKind<'a>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub tool_call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
@@ -93,12 +94,129 @@ pub(super) struct Update<'a> {
     pub message_id: Option<Cow<'a, str>>,
 }
 
+/// Declares [`UpdateKind`] and [`MetadataKind`] from one table of
+/// variants and wire names, so that reading a name and writing it back
+/// cannot disagree.
+macro_rules! update_kinds {
+    (
+        read { $($(#[$doc:meta])* $variant:ident = $name:literal,)* }
+        metadata { $($(#[$meta_doc:meta])* $meta_variant:ident = $meta_name:literal,)* }
+    ) => {
+        /// What a `sessionUpdate` says an update is.
+        ///
+        /// Read from the name rather than as a serde-tagged enum: an
+        /// internally tagged enum buffers the whole update before choosing
+        /// its variant, and the fields the adapter only passes on (raw
+        /// arguments, content, `_meta`) could no longer borrow from the line.
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub(super) enum UpdateKind<'a> {
+            $($(#[$doc])* $variant,)*
+            /// A kind that carries only metadata, read again as a whole
+            /// value when it comes (rarely).
+            Metadata(MetadataKind),
+            /// A kind this adapter does not know (or no kind at all, as
+            /// an empty name): reported as `unknown_event` with its name
+            /// and the whole update, never dropped.
+            Unknown(Cow<'a, str>),
+        }
+
+        /// The kinds of update that carry metadata of a run, a subagent or
+        /// a background task.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(super) enum MetadataKind {
+            $($(#[$meta_doc])* $meta_variant,)*
+        }
+
+        impl<'a> UpdateKind<'a> {
+            pub(super) fn parse(name: Cow<'a, str>) -> UpdateKind<'a> {
+                match name.as_ref() {
+                    $($name => UpdateKind::$variant,)*
+                    $($meta_name => UpdateKind::Metadata(MetadataKind::$meta_variant),)*
+                    _ => UpdateKind::Unknown(name),
+                }
+            }
+
+            /// The name on the wire, as the anomalies that mention the
+            /// kind spell it.
+            pub(super) fn name(&self) -> &str {
+                match self {
+                    $(UpdateKind::$variant => $name,)*
+                    UpdateKind::Metadata(kind) => kind.name(),
+                    UpdateKind::Unknown(name) => name,
+                }
+            }
+        }
+
+        impl MetadataKind {
+            /// The name on the wire.
+            pub(super) fn name(self) -> &'static str {
+                match self {
+                    $(MetadataKind::$meta_variant => $meta_name,)*
+                }
+            }
+        }
+    };
+}
+
+update_kinds! {
+    read {
+        /// Text or another content block of the agent's answer.
+        AgentMessageChunk = "agent_message_chunk",
+        /// Text of the agent's reasoning.
+        AgentThoughtChunk = "agent_thought_chunk",
+        /// The user's message (a prompt, or a `session/load` replay's).
+        UserMessageChunk = "user_message_chunk",
+        /// A tool call's declaration.
+        ToolCall = "tool_call",
+        /// A change to a declared tool call.
+        ToolCallUpdate = "tool_call_update",
+    }
+    metadata {
+        /// Tokens used (a gauge), the context's size, the cost.
+        UsageUpdate = "usage_update",
+        Plan = "plan",
+        AvailableCommandsUpdate = "available_commands_update",
+        CurrentModeUpdate = "current_mode_update",
+        ConfigOptionUpdate = "config_option_update",
+        SessionInfoUpdate = "session_info_update",
+        /// A context compaction's state (JetBrains Air).
+        CompactionUpdate = "compaction_update",
+        /// A piece of a compaction's summary text.
+        CompactionSummaryChunk = "compaction_summary_chunk",
+        /// A subagent with a session of its own (JetBrains Air).
+        SubagentSpawned = "subagent_spawned",
+        SubagentUpdate = "subagent_update",
+        SubagentStateUpdate = "subagent_state_update",
+        /// A message from one session to another (a subagent's prompt).
+        SessionMessage = "session_message",
+        /// A background task that a tool call started.
+        AsyncTaskSpawned = "async_task_spawned",
+        AsyncTaskProgress = "async_task_progress",
+        AsyncTaskStateUpdate = "async_task_state_update",
+    }
+}
+
+impl UpdateKind<'static> {
+    /// The kind of an update without `sessionUpdate`: an unknown one,
+    /// with an empty name.
+    pub(super) const MISSING: UpdateKind<'static> = UpdateKind::Unknown(Cow::Borrowed(""));
+}
+
+/// `sessionUpdate` as an [`UpdateKind`], borrowed from the line like any
+/// other name ([`opt_cow`]).
+fn update_kind<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<UpdateKind<'de>>, D::Error> {
+    Ok(opt_cow(deserializer)?.map(UpdateKind::parse))
+}
+
 /// What the adapter reads out of an update's `_meta`; the rest of it is
 /// kept as the tool call's metadata.
 #[derive(Debug, Default)]
 pub(super) struct UpdateMeta<'a> {
     /// `claudeCode.parentToolUseId`: the Task call whose subagent sent this.
     pub parent_tool_use_id: Option<Cow<'a, str>>,
+    /// `claudeCode.toolName`: the tool's machine name as the model called
+    /// it (`Bash`, `Read`), where the title is what a person is shown.
+    pub tool_name: Option<Cow<'a, str>>,
     /// `terminal_output_delta.data`: terminal bytes to append.
     pub terminal_delta: Option<Cow<'a, str>>,
     /// `terminal_output.data`: the whole terminal output so far.
@@ -111,6 +229,8 @@ pub(super) struct UpdateMeta<'a> {
 struct ClaudeCode<'a> {
     #[serde(borrow, default, rename = "parentToolUseId", deserialize_with = "opt_cow")]
     parent_tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "toolName", deserialize_with = "opt_cow")]
+    tool_name: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,8 +268,9 @@ impl<'a> UpdateMeta<'a> {
                     }
                 }
                 "claudeCode" => {
-                    if let Ok(ClaudeCode { parent_tool_use_id: Some(parent) }) = serde_json::from_str(raw.get()) {
-                        meta.parent_tool_use_id = Some(parent);
+                    if let Ok(ClaudeCode { parent_tool_use_id, tool_name }) = serde_json::from_str(raw.get()) {
+                        meta.parent_tool_use_id = parent_tool_use_id;
+                        meta.tool_name = tool_name;
                     }
                     meta.rest.insert(key.into_owned(), value(raw));
                 }
@@ -198,4 +319,29 @@ pub(super) struct ToolContent<'a> {
     pub new_text: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "_meta")]
     pub meta: Option<&'a RawValue>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_kinds_read_and_name_each_other() {
+        for name in ["agent_message_chunk", "tool_call", "tool_call_update", "usage_update", "async_task_progress"] {
+            let kind = UpdateKind::parse(name.into());
+            assert!(!matches!(kind, UpdateKind::Unknown(_)), "{name}");
+            assert_eq!(kind.name(), name);
+        }
+        assert_eq!(UpdateKind::parse("plan".into()), UpdateKind::Metadata(MetadataKind::Plan));
+        assert_eq!(UpdateKind::parse("brand_new".into()), UpdateKind::Unknown("brand_new".into()));
+        assert_eq!(UpdateKind::MISSING.name(), "");
+    }
+
+    #[test]
+    fn an_escaped_kind_name_is_the_same_kind() {
+        let update: Update<'_> = serde_json::from_str(r#"{"sessionUpdate":"tool\u005fcall"}"#).unwrap();
+        assert_eq!(update.session_update, Some(UpdateKind::ToolCall));
+        let update: Update<'_> = serde_json::from_str(r#"{"sessionUpdate":null}"#).unwrap();
+        assert_eq!(update.session_update, None);
+    }
 }
