@@ -287,7 +287,7 @@ impl MessageStream {
             "error" => {
                 let error = event.error.map_or("", |e| e.get());
                 report(calls, session, AnomalyKind::ProtocolError, &format!("anthropic: error: {error}"));
-                calls.call(session, Call::Finish { reason: FinishReason::Interrupted });
+                calls.call(session, Call::Finish { reason: FinishReason::Failed });
             }
             "tool_result" => {
                 let id = event.tool_use_id.as_deref().unwrap_or("");

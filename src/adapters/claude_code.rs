@@ -316,8 +316,10 @@ impl ClaudeCodeAdapter {
         let aborted = line.terminal_reason.as_deref().is_some_and(|r| r.starts_with("aborted"));
         let reason = if aborted || std::mem::take(&mut self.interrupted) {
             FinishReason::Canceled
+        } else if line.is_error == Some(true) {
+            FinishReason::Failed
         } else {
-            FinishReason::Interrupted
+            FinishReason::Completed
         };
         for child in std::mem::take(&mut self.children) {
             calls.call(Some(&child), Call::Finish { reason });

@@ -141,12 +141,12 @@ impl Adapter for CodexAdapter {
                     );
                     calls.call(None, Call::RunMeta { meta: &one("codex_usage", usage) });
                 }
-                self.end_turn(calls);
+                self.end_turn(FinishReason::Completed, calls);
             }
             "turn.failed" => {
                 let error = line.error.map_or("null", RawValue::get);
                 report(calls, None, AnomalyKind::ProtocolError, &format!("codex: turn.failed: {error}"));
-                self.end_turn(calls);
+                self.end_turn(FinishReason::Failed, calls);
             }
             "error" => {
                 let message =
@@ -170,9 +170,9 @@ impl Adapter for CodexAdapter {
 }
 
 impl CodexAdapter {
-    fn end_turn(&mut self, calls: &mut dyn CallSink) {
+    fn end_turn(&mut self, reason: FinishReason, calls: &mut dyn CallSink) {
         if !std::mem::replace(&mut self.ended, true) {
-            calls.call(None, Call::Finish { reason: FinishReason::Interrupted });
+            calls.call(None, Call::Finish { reason });
         }
         self.declared.clear();
     }

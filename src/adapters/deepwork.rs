@@ -324,8 +324,14 @@ impl DeepworkAdapter {
                     calls.call(session, Call::RunMeta { meta: &meta });
                 }
                 let reason = event.get("reason").or_else(|| event.get("status")).and_then(Value::as_str);
-                let canceled = matches!(reason, Some("cancel" | "canceled" | "cancelled"));
-                let reason = if canceled { FinishReason::Canceled } else { FinishReason::Interrupted };
+                let reason = match reason {
+                    Some("cancel" | "canceled" | "cancelled") => FinishReason::Canceled,
+                    Some("error" | "failed" | "failure") => FinishReason::Failed,
+                    Some("interrupted") => FinishReason::Interrupted,
+                    // A run that says it is done, without a reason or with
+                    // another (`complete`, `stop`): a normal end.
+                    _ => FinishReason::Completed,
+                };
                 calls.call(session, Call::Finish { reason });
             }
             "error" => report(calls, session, AnomalyKind::ProtocolError, &format!("deepwork: error: {event}")),

@@ -188,7 +188,7 @@ impl OpenAiChatAdapter {
         if let Some(error) = line.error {
             // A provider's error mid-stream: the model call is over.
             report(calls, None, AnomalyKind::ProtocolError, &format!("openai-chat: error: {}", error.get()));
-            calls.call(None, Call::Finish { reason: FinishReason::Interrupted });
+            calls.call(None, Call::Finish { reason: FinishReason::Failed });
             return;
         }
         let Some(choices) = line.choices else {

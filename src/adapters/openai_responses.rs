@@ -215,7 +215,7 @@ impl Adapter for OpenAiResponsesAdapter {
     /// An `error` with no `response.failed` after it still ends the run.
     fn end(&mut self, calls: &mut dyn CallSink) {
         if std::mem::take(&mut self.failed) {
-            calls.call(None, Call::Finish { reason: FinishReason::Interrupted });
+            calls.call(None, Call::Finish { reason: FinishReason::Failed });
         }
     }
 }
@@ -471,7 +471,14 @@ impl OpenAiResponsesAdapter {
         if !self.failed {
             report(calls, None, AnomalyKind::ProtocolError, &format!("openai-responses: {}: {why}", event.kind));
         }
-        calls.call(None, Call::Finish { reason: FinishReason::Interrupted });
+        // Failed on an error; incomplete (a limit reached, a filter) cut
+        // short.
+        let reason = if event.kind == "response.incomplete" && !self.failed {
+            FinishReason::Interrupted
+        } else {
+            FinishReason::Failed
+        };
+        calls.call(None, Call::Finish { reason });
         self.failed = false;
     }
 }

@@ -534,6 +534,8 @@ impl UagentAdapter {
                 let status = summary.get("status").and_then(Value::as_str).unwrap_or_default();
                 let reason = match status {
                     "interrupted" | "timeout" => FinishReason::Canceled,
+                    "ok" | "completed" | "success" | "done" => FinishReason::Completed,
+                    "error" | "failed" | "failure" => FinishReason::Failed,
                     _ => FinishReason::Interrupted,
                 };
                 // The run's session events (or, for a run that never said it

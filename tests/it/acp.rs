@@ -476,7 +476,7 @@ fn subagent_sessions_finish_with_their_parent() {
         .filter(|e| e["session"] == "s/task" && e["event"] == "run_end")
         .map(|e| (&e["run"], &e["reason"]))
         .collect();
-    assert_eq!(child_ends, [(&json!(0), &json!("canceled")), (&json!(1), &json!("interrupted"))]);
+    assert_eq!(child_ends, [(&json!(0), &json!("canceled")), (&json!(1), &json!("completed"))]);
     let lines = lines(&input);
     let child: Vec<(&Value, &Value)> = of_type(&lines, "round")
         .iter()

@@ -378,7 +378,8 @@ fn codex_duplicate_keys_live_output_and_resume() {
     assert_eq!(search["id"], "ws_1", "the last id wins");
     assert!(search["result"]["content"].as_str().unwrap().contains("rust"));
     let make = rounds[1]["tool_calls"][0].clone();
-    assert_eq!(make["result"]["reason"], "interrupted");
+    // The turn completed without the command's result.
+    assert_eq!(make["result"]["reason"], "completed");
     assert_eq!(rounds[2]["message"], "resumed");
     assert_eq!(of_type(&out, "summary").len(), 2);
     let ui = clean_replay(stream.as_bytes(), "codex", "ui");
@@ -487,4 +488,88 @@ fn anthropic_blocks_never_stopped_are_ended_not_lost() {
     let kept = round["meta"]["anthropic_kept_blocks"].as_array().unwrap();
     assert_eq!(kept.len(), 300, "every block's signature, the evicted and the unstopped");
     assert!(kept.iter().any(|k| k["signature"] == "sig0") && kept.iter().any(|k| k["signature"] == "sig299"));
+}
+
+/// SPEC v3: each format says how its runs end in its own words, and the
+/// summary says it as `finish_reason`: a normal end `completed`, an error
+/// or failed turn `failed`, a cancel `canceled`, a stream that stops
+/// without saying `interrupted`.
+#[test]
+fn each_format_says_how_its_runs_end() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "codex",
+            r#"{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"done"}}
+{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}"#,
+            "completed",
+        ),
+        (
+            "codex",
+            r#"{"type":"turn.started"}
+{"type":"turn.failed","error":{"message":"boom"}}"#,
+            "failed",
+        ),
+        (
+            "codex",
+            r#"{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"cut"}}"#,
+            "interrupted",
+        ),
+        (
+            "claude-code",
+            r#"{"type":"system","subtype":"init","session_id":"s"}
+{"type":"result","subtype":"success","is_error":false}"#,
+            "completed",
+        ),
+        (
+            "claude-code",
+            r#"{"type":"system","subtype":"init","session_id":"s"}
+{"type":"result","subtype":"error_during_execution","is_error":true}"#,
+            "failed",
+        ),
+        (
+            "claude-code",
+            r#"{"type":"system","subtype":"init","session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted_by_user"}"#,
+            "canceled",
+        ),
+        (
+            "uagent",
+            r#"{"type":"run_started","v":1}
+{"type":"text_delta","text":"hi","v":1}
+{"type":"run_finished","summary":{"status":"ok"},"v":1}"#,
+            "completed",
+        ),
+        (
+            "uagent",
+            r#"{"type":"run_started","v":1}
+{"type":"run_finished","summary":{"status":"error"},"v":1}"#,
+            "failed",
+        ),
+        (
+            "uagent",
+            r#"{"type":"run_started","v":1}
+{"type":"run_finished","summary":{"status":"timeout"},"v":1}"#,
+            "canceled",
+        ),
+        (
+            "anthropic",
+            r#"{"type":"message_start","message":{"id":"m","model":"c"}}
+{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            "failed",
+        ),
+        (
+            "openai-chat",
+            r#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"a"}}]}
+{"error":{"message":"boom"}}"#,
+            "failed",
+        ),
+    ];
+    for (format, input, reason) in cases {
+        let out = lines(input, format);
+        let summaries = of_type(&out, "summary");
+        let reasons: Vec<&Value> = summaries.iter().map(|s| &s["finish_reason"]).collect();
+        assert_eq!(reasons, [&json!(reason)], "{format}: {input}");
+    }
 }

@@ -34,11 +34,13 @@ fn is_final_state(state: &str) -> bool {
 }
 
 /// How a subagent's run ends at a final state: stopped from outside is
-/// `canceled`, anything else (done, failed, idle) `interrupted`, as a
-/// prompt's response without `cancelled` is.
+/// `canceled`, done `completed`, failed `failed`, anything else (idle)
+/// `interrupted`.
 fn reason_of_state(state: &str) -> FinishReason {
     match state {
         "cancelled" | "canceled" | "killed" | "stopped" => FinishReason::Canceled,
+        "completed" | "done" | "success" | "succeeded" => FinishReason::Completed,
+        "failed" | "error" | "errored" => FinishReason::Failed,
         _ => FinishReason::Interrupted,
     }
 }

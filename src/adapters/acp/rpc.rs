@@ -176,8 +176,14 @@ impl AcpAdapter {
                 if let Some(error) = error {
                     meta.insert("acp_error".into(), wire::value(error));
                 }
-                let reason =
-                    if stop_reason == Some("cancelled") { FinishReason::Canceled } else { FinishReason::Interrupted };
+                let reason = match (error, stop_reason) {
+                    (Some(_), _) | (None, Some("refusal")) => FinishReason::Failed,
+                    (None, Some("cancelled")) => FinishReason::Canceled,
+                    // The agent ended its turn, or stopped at one of its
+                    // limits: a normal end, said as such.
+                    (None, Some("end_turn" | "max_tokens" | "max_turn_requests")) => FinishReason::Completed,
+                    _ => FinishReason::Interrupted,
+                };
                 self.end_run(&session, reason, &meta, calls);
             }
             Some(ClientRequest::Other) | None => {}
