@@ -18,7 +18,7 @@
 
 use serde_json::{json, Value};
 
-use super::history::{arguments_object, prompts, HistoryEncoder, RunHistory};
+use super::history::{arguments_object, prompts, tool_name, HistoryEncoder, RunHistory};
 use super::OutputFormat;
 use crate::model::Summary;
 
@@ -53,8 +53,9 @@ fn messages(history: &RunHistory, summary: &Summary) -> Vec<Value> {
             content.push(json!({"type": "text", "text": round.message}));
         }
         for call in &round.tool_calls {
-            content
-                .push(json!({"type": "tool_use", "id": call.id, "name": call.title, "input": arguments_object(call)}));
+            content.push(
+                json!({"type": "tool_use", "id": call.id, "name": tool_name(call), "input": arguments_object(call)}),
+            );
         }
         if content.is_empty() {
             continue;

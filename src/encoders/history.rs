@@ -58,6 +58,83 @@ impl RunHistory {
 /// adapters kept under `*_user_message` or `*_prompt` (one) or
 /// `*_user_messages` (a list), each as text (a string as is, content
 /// blocks' text joined, anything else its JSON).
+/// The name a provider's API takes for a call's tool: `^[a-zA-Z0-9_-]{1,64}$`.
+/// The call's `name` (the tool as the model called it), else its title (a
+/// display text: `Read a.ts`); any other character becomes `_`, a run of
+/// them one `_` (trimmed at the ends), and the result is cut at 64
+/// characters; `tool` when nothing is left. A name already valid is kept as
+/// it is.
+///
+/// ```text
+/// "Read"         -> "Read"
+/// "ls -la"       -> "ls_-la"
+/// "Edit src/app.ts" -> "Edit_src_app_ts"
+/// ""             -> "tool"
+/// ```
+pub(crate) fn tool_name(call: &ToolCall) -> String {
+    let source = if call.name.is_empty() { &call.title } else { &call.name };
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !source.is_empty() && source.len() <= 64 && source.chars().all(valid) {
+        return source.clone();
+    }
+    let mut name = String::with_capacity(source.len().min(64));
+    let mut replaced = false;
+    for c in source.chars() {
+        if name.len() == 64 {
+            break;
+        }
+        if valid(c) {
+            name.push(c);
+            replaced = false;
+        } else if !replaced {
+            name.push('_');
+            replaced = true;
+        }
+    }
+    let name = name.trim_matches('_');
+    if name.is_empty() {
+        "tool".to_owned()
+    } else {
+        name.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolResult;
+
+    fn call(name: &str, title: &str) -> ToolCall {
+        ToolCall {
+            id: "t".into(),
+            title: title.into(),
+            name: name.into(),
+            arguments: String::new(),
+            result: ToolResult::Completed { content: String::new() },
+            started_at_ms: 0,
+            finished_at_ms: 0,
+            meta: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_tool_name_is_what_the_apis_take() {
+        assert_eq!(tool_name(&call("Bash", "ls -la")), "Bash", "the name when there is one");
+        assert_eq!(tool_name(&call("", "ls -la")), "ls_-la");
+        assert_eq!(tool_name(&call("", "Edit src/app.ts")), "Edit_src_app_ts");
+        assert_eq!(tool_name(&call("", "Find `**/*.ts`")), "Find_ts");
+        assert_eq!(tool_name(&call("", "")), "tool");
+        assert_eq!(tool_name(&call("", "ünïcödé")), "n_c_d", "ASCII only");
+        assert_eq!(tool_name(&call(&"x".repeat(100), "")).len(), 64);
+        let valid =
+            |s: &str| (1..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c));
+        assert_eq!(tool_name(&call("mcp__server__tool", "")), "mcp__server__tool", "a valid name is kept");
+        for title in ["grep -n \"value\" src", "Exited Plan Mode", "  ", "a/b/c", "__x__"] {
+            assert!(valid(&tool_name(&call("", title))), "{title}");
+        }
+    }
+}
+
 pub(crate) fn prompts(summary: &Summary) -> Vec<String> {
     let mut prompts = Vec::new();
     for (key, value) in &summary.meta {

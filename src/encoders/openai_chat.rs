@@ -26,7 +26,7 @@
 
 use serde_json::{json, Value};
 
-use super::history::{prompts, HistoryEncoder, RunHistory};
+use super::history::{prompts, tool_name, HistoryEncoder, RunHistory};
 use super::OutputFormat;
 use crate::model::Summary;
 
@@ -54,7 +54,7 @@ fn messages(history: &RunHistory, summary: &Summary) -> Vec<Value> {
                 .iter()
                 .map(|call| {
                     let arguments = if call.arguments.is_empty() { "{}" } else { call.arguments.as_str() };
-                    json!({"id": call.id, "type": "function", "function": {"name": call.title, "arguments": arguments}})
+                    json!({"id": call.id, "type": "function", "function": {"name": tool_name(call), "arguments": arguments}})
                 })
                 .collect();
             assistant["tool_calls"] = Value::Array(calls);

@@ -15,7 +15,7 @@
 
 use serde_json::{json, Value};
 
-use super::history::{prompts, HistoryEncoder, RunHistory};
+use super::history::{prompts, tool_name, HistoryEncoder, RunHistory};
 use super::OutputFormat;
 use crate::model::Summary;
 
@@ -42,8 +42,9 @@ fn input(history: &RunHistory, summary: &Summary) -> Vec<Value> {
         }
         for call in &round.tool_calls {
             let arguments = if call.arguments.is_empty() { "{}" } else { call.arguments.as_str() };
-            input
-                .push(json!({"type": "function_call", "call_id": call.id, "name": call.title, "arguments": arguments}));
+            input.push(
+                json!({"type": "function_call", "call_id": call.id, "name": tool_name(call), "arguments": arguments}),
+            );
         }
         for call in &round.tool_calls {
             let result = history.result(round, call);

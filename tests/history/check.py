@@ -14,6 +14,7 @@ usage: ROUNDUP_BIN=target/debug/roundup python tests/history/check.py [FILE...]
 """
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -108,6 +109,24 @@ def paired_anthropic(messages):
 
 PAIRED = {"openai-chat": paired_openai_chat, "openai-responses": paired_responses, "anthropic": paired_anthropic}
 
+# What the providers' APIs take as a tool's name (the request types do not
+# check it; the APIs refuse anything else).
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def tool_names(history):
+    """Every tool name a history's items carry."""
+    for item in history:
+        for call in item.get("tool_calls") or []:
+            yield call["function"]["name"]
+        if item.get("type") == "function_call":
+            yield item["name"]
+        content = item.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    yield block["name"]
+
 
 def main():
     files = [Path(f) for f in sys.argv[1:]] or [*inputs(ROOT / "tests" / "vectors"), *inputs(ROOT / "tests" / "fixtures")]
@@ -123,6 +142,9 @@ def main():
                     problem = PAIRED[fmt](line[key])
                     if problem:
                         raise ValueError(f"run {line['run']}: {problem}")
+                    bad = [n for n in tool_names(line[key]) if not TOOL_NAME.match(n)]
+                    if bad:
+                        raise ValueError(f"run {line['run']}: tool names the API refuses: {bad}")
                 if not lines:
                     raise ValueError("no history")
                 passed += 1
@@ -147,6 +169,12 @@ def main():
             failed += 1
             print(f"FAIL {fmt}: a message of no known role passed the provider's types")
         except Exception:  # noqa: BLE001 - the rejection is the point
+            passed += 1
+        renamed = json.loads(json.dumps(broken[fmt]).replace('"name": "x"', '"name": "ls -la"'))
+        if all(TOOL_NAME.match(n) for n in tool_names(renamed)):
+            failed += 1
+            print(f"FAIL {fmt}: a display title as a tool name was not caught")
+        else:
             passed += 1
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
