@@ -112,7 +112,16 @@ fn paired(mut a: impl FnMut(), mut b: impl FnMut()) -> (Duration, Duration, f64)
     (ta, pairs[RUNS / 2].1, ratios[RUNS / 2])
 }
 
+/// `ROUNDUP_BENCH_ONLY=text` runs only the ratios whose name holds `text`
+/// (and skips the thread and memory figures).
+fn selected(name: &str) -> bool {
+    std::env::var("ROUNDUP_BENCH_ONLY").map_or(true, |only| name.contains(&only))
+}
+
 fn ratio(name: &str, small: &str, large: &str, f: impl Fn(bool)) {
+    if !selected(name) {
+        return;
+    }
     let (t1, t2, ratio) = paired(|| f(false), || f(true));
     println!("{name:<46} {small:>10} {:>9.2} ms   {large:>10} {:>9.2} ms   ratio {ratio:.2}", ms(t1), ms(t2));
 }
@@ -290,10 +299,7 @@ fn main() {
             name.clear();
             std::fmt::Write::write_fmt(&mut name, format_args!("session-{n}")).unwrap();
             router.call(Some(&name), roundup::Call::Message { text: "hello" });
-            // A few sessions stay open: the order holds more than one.
-            if n % 16 != 0 {
-                router.close(Some(&name), roundup::FinishReason::Canceled);
-            }
+            router.close(Some(&name), roundup::FinishReason::Canceled);
             router.context_mut().outputs.clear();
         }
     };
@@ -301,6 +307,9 @@ fn main() {
         open_and_close(if big { 1_000_000 } else { 500_000 })
     });
 
+    if std::env::var_os("ROUNDUP_BENCH_ONLY").is_some() {
+        return;
+    }
     println!("\nthreads: independent builders (median of {RUNS} paired runs)");
     const CALLS: usize = 1_000_000;
     let feed = || {
