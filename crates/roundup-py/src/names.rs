@@ -14,7 +14,7 @@ pub fn status(name: &str) -> PyResult<ToolCallStatus> {
 }
 
 pub fn reason(name: &str) -> PyResult<FinishReason> {
-    parse("finish reason", name, FinishReason::parse, "'interrupted', 'canceled'")
+    parse("finish reason", name, FinishReason::parse, "'completed', 'failed', 'canceled', 'interrupted'")
 }
 
 /// Why a `with` block's run ends: `canceled` when an exception left the

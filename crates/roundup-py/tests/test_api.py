@@ -242,7 +242,7 @@ def test_a_router_fed_a_protocol_makes_rounds():
     "call, error, message",
     [
         (lambda s: s.tool_update("t", "x", "done"), ValueError, "'pending', 'in_progress'"),
-        (lambda s: s.finish("completed"), ValueError, "'interrupted', 'canceled'"),
+        (lambda s: s.finish("done"), ValueError, "'completed', 'failed', 'canceled', 'interrupted'"),
         (lambda s: s.anomaly("weird", "x"), ValueError, "anomaly kind"),
         (lambda s: s.call({"op": "message"}), ValueError, "missing field `text`"),
         (lambda s: s.call({"op": "message", "text": {1, 2}}), TypeError, r'event\["text"\]: a set cannot be written as JSON'),

@@ -13,7 +13,7 @@ UiEvent = Dict[str, Any]
 #: One call as its ops JSONL object (SPEC §3).
 Op = Dict[str, Any]
 Status = Literal["pending", "in_progress", "completed", "failed"]
-Reason = Literal["interrupted", "canceled"]
+Reason = Literal["completed", "failed", "canceled", "interrupted"]
 Event = Union[Dict[str, Any], str, bytes]
 RecordSink = Callable[[Record], Any]
 #: Returns ``False`` to receive no more events (the client went away).
