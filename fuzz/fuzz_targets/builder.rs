@@ -15,7 +15,7 @@ use serde_json::Value;
 enum Op {
     Message(String),
     Thought(String),
-    ToolCall(u8, String),
+    ToolCall(u8, String, String),
     Update(u8, String, u8),
     Snapshot(u8, String),
     Output(u8, String, bool),
@@ -40,7 +40,7 @@ impl Step {
         match &self.op {
             Op::Message(text) => Call::Message { text },
             Op::Thought(text) => Call::Thought { text },
-            Op::ToolCall(n, title) => Call::ToolCall { id: id(n), title },
+            Op::ToolCall(n, title, name) => Call::ToolCall { id: id(n), title, name },
             Op::Update(n, content, s) => {
                 Call::ToolUpdate { id: id(n), content, status: STATUSES[*s as usize % STATUSES.len()] }
             }
