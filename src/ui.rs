@@ -36,7 +36,7 @@ pub type UiEvent<'a> = UiEventOf<&'a str>;
 /// `#[non_exhaustive]`: live views may be told more in later versions, so a
 /// handler keeps a fallback arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+#[serde(tag = "event", rename_all = "snake_case", bound(serialize = "S: Serialize + AsRef<str>"))]
 #[non_exhaustive]
 pub enum UiEventOf<S> {
     /// A run begins: the session's first call, or a `start`.
@@ -77,13 +77,21 @@ pub enum UiEventOf<S> {
         id: S,
         /// Its title (may be empty until an upsert names it).
         title: S,
+        /// The tool's machine name (empty when the source gives none;
+        /// then not written).
+        #[serde(skip_serializing_if = "is_empty")]
+        name: S,
     },
-    /// A redeclaration gave the call a new title.
+    /// A redeclaration gave the call a new title or name: both as they
+    /// are now.
     ToolCallTitle {
         /// The call's id.
         id: S,
-        /// The new title.
+        /// Its title.
         title: S,
+        /// Its machine name (empty when none was given; then not written).
+        #[serde(skip_serializing_if = "is_empty")]
+        name: S,
     },
     /// The call's arguments changed.
     ToolCallArgs {
@@ -166,8 +174,8 @@ impl<S> UiEventOf<S> {
             ThoughtStart => ThoughtStart,
             ThoughtDelta { text } => ThoughtDelta { text: f(text) },
             ThoughtEnd => ThoughtEnd,
-            ToolCallStart { id, title } => ToolCallStart { id: f(id), title: f(title) },
-            ToolCallTitle { id, title } => ToolCallTitle { id: f(id), title: f(title) },
+            ToolCallStart { id, title, name } => ToolCallStart { id: f(id), title: f(title), name: f(name) },
+            ToolCallTitle { id, title, name } => ToolCallTitle { id: f(id), title: f(title), name: f(name) },
             ToolCallArgs { id, args, replace } => ToolCallArgs { id: f(id), args: f(args), replace },
             ToolCallOutput { id, content, replace } => ToolCallOutput { id: f(id), content: f(content), replace },
             ToolCallResult { id, content, success } => ToolCallResult { id: f(id), content: f(content), success },
@@ -254,4 +262,9 @@ where
     fn event(&self, event: &UiEvent<'_>) -> UiFlow {
         self(event)
     }
+}
+
+/// Whether a string of an event is empty, for `skip_serializing_if`.
+fn is_empty<S: AsRef<str>>(s: &S) -> bool {
+    s.as_ref().is_empty()
 }

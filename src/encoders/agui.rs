@@ -19,11 +19,14 @@
 //! `{"roundup": {"success": false}}`. A late result (a stitch) is a second
 //! `TOOL_CALL_RESULT` for the call, in the run that received it, with
 //! `{"roundup": {"stitched": true}}`. Live tool output, which AG-UI has no
-//! event for, goes out as `CUSTOM` events (`roundup.tool_call_output`); a
-//! title change as a `CUSTOM` event (`roundup.tool_call_title`) when it
-//! happens, and as a second `TOOL_CALL_START` (and `TOOL_CALL_END`) with
-//! the final name after the call's end, which the client applies as a
-//! rename; a call declared again (an upsert) is a rename too.
+//! event for, goes out as `CUSTOM` events (`roundup.tool_call_output`).
+//! A call's `toolCallName` is the tool's machine name when the source gave
+//! one (`Bash`, `get_weather`), else its title; a title change goes out as
+//! a `CUSTOM` event (`roundup.tool_call_title`) when it happens, and, for a
+//! call named by its title, as a second `TOOL_CALL_START` (and
+//! `TOOL_CALL_END`) with the final name after the call's end, which the
+//! client applies as a rename; a call declared again (an upsert) is a
+//! rename too.
 //!
 //! A run ends with `RUN_FINISHED`, with `outcome: {"type": "cancelled"}` when
 //! it was canceled, and the last token gauge as `usage`
@@ -93,10 +96,15 @@ struct Thread {
 #[derive(Debug, Serialize, Deserialize)]
 struct HeldCall {
     id: String,
-    /// The name it was started with, and its latest: a call renamed
-    /// (ACP titles describe the call as it goes) is started again with its
-    /// final name when it ends, which the client applies as an update.
+    /// The `toolCallName` it was started with: a call renamed (a call
+    /// without a machine name is named by its title, and ACP titles
+    /// describe the call as it goes) is started again with its final name
+    /// when it ends, which the client applies as an update.
     started_as: String,
+    /// The tool's machine name, when the source gave one: then the
+    /// `toolCallName`, which a title change does not touch.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    name: String,
     title: String,
     arguments: String,
     result: Option<Value>,
@@ -128,6 +136,17 @@ impl Encoder for AguiEncoder {
             out.frame(|buf| wire::write_json(buf, &event));
         };
         thread.event(name, event, &mut emit);
+    }
+}
+
+impl HeldCall {
+    /// What AG-UI names the tool: its machine name, else its title.
+    fn tool_name(&self) -> &str {
+        if self.name.is_empty() {
+            &self.title
+        } else {
+            &self.name
+        }
     }
 }
 
@@ -173,32 +192,40 @@ impl Thread {
                 emit(json!({"type": "REASONING_MESSAGE_END", "messageId": id}));
                 emit(json!({"type": "REASONING_END", "messageId": id}));
             }
-            UiEvent::ToolCallStart { id, title } if self.held(id).is_some() => {
+            UiEvent::ToolCallStart { id, title, name } if self.held(id).is_some() => {
                 // Declared again (an upsert): a rename, as above.
                 if let Some(call) = self.held(id) {
                     call.title.clear();
                     call.title.push_str(title);
+                    if !name.is_empty() {
+                        call.name = name.to_owned();
+                    }
                 }
             }
-            UiEvent::ToolCallStart { id, title } => {
-                self.calls.push(HeldCall {
+            UiEvent::ToolCallStart { id, title, name } => {
+                let call = HeldCall {
                     id: id.to_owned(),
-                    started_as: title.to_owned(),
+                    started_as: String::new(),
+                    name: name.to_owned(),
                     title: title.to_owned(),
                     arguments: String::new(),
                     result: None,
-                });
+                };
+                let started_as = call.tool_name().to_owned();
                 emit(json!({
                     "type": "TOOL_CALL_START",
                     "toolCallId": self.call_id(thread, id),
-                    "toolCallName": title,
+                    "toolCallName": started_as,
                     "parentMessageId": self.message_id(thread),
                 }));
+                self.calls.push(HeldCall { started_as, ..call });
             }
-            UiEvent::ToolCallTitle { id, title } => {
+            UiEvent::ToolCallTitle { id, title, name } => {
                 if let Some(call) = self.held(id) {
                     call.title.clear();
                     call.title.push_str(title);
+                    call.name.clear();
+                    call.name.push_str(name);
                 }
                 emit(json!({
                     "type": "CUSTOM",
@@ -257,11 +284,11 @@ impl Thread {
                         emit(json!({"type": "TOOL_CALL_ARGS", "toolCallId": tool_call_id, "delta": call.arguments}));
                     }
                     emit(json!({"type": "TOOL_CALL_END", "toolCallId": tool_call_id}));
-                    if call.title != call.started_as {
+                    if call.tool_name() != call.started_as {
                         emit(json!({
                             "type": "TOOL_CALL_START",
                             "toolCallId": tool_call_id,
-                            "toolCallName": call.title,
+                            "toolCallName": call.tool_name(),
                             "parentMessageId": self.message_id(thread),
                         }));
                         emit(json!({"type": "TOOL_CALL_END", "toolCallId": tool_call_id}));

@@ -150,11 +150,11 @@ impl SessionEvents {
         let event = match *event {
             UiEvent::MessageDelta { text } => json!({"kind": "text", "content": text}),
             UiEvent::ThoughtDelta { text } => json!({"kind": "thinking", "content": text}),
-            UiEvent::ToolCallStart { id, title } => {
+            UiEvent::ToolCallStart { id, title, .. } => {
                 self.tools.insert(id.to_owned(), Tool { name: title.to_owned(), ..Tool::default() });
                 self.tool_start(id)
             }
-            UiEvent::ToolCallTitle { id, title } => {
+            UiEvent::ToolCallTitle { id, title, .. } => {
                 self.tools.entry(id.to_owned()).or_default().name = title.to_owned();
                 self.tool_start(id)
             }

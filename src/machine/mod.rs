@@ -372,20 +372,24 @@ impl RoundMachine {
     /// non-empty title or name replaces the old one).
     fn declare(&mut self, id: &str, title: &str, name: &str, now: u64, out: &mut Outputs) {
         if let Some(call) = self.run.open.call_mut(id) {
-            if !name.is_empty() && call.name != name {
+            let renamed = !name.is_empty() && call.name != name;
+            if renamed {
                 call.name.clear();
                 call.name.push_str(name);
             }
-            if !title.is_empty() && call.title != title {
+            let retitled = !title.is_empty() && call.title != title;
+            if retitled {
                 call.title.clear();
                 call.title.push_str(title);
-                out.ui(UiEvent::ToolCallTitle { id, title });
+            }
+            if renamed || retitled {
+                out.ui(UiEvent::ToolCallTitle { id, title: &call.title, name: &call.name });
             }
             return;
         }
         self.end_text(out);
         self.run.open.declare(id, title, name, now);
-        out.ui(UiEvent::ToolCallStart { id, title });
+        out.ui(UiEvent::ToolCallStart { id, title, name });
     }
 
     /// Rule 8: argument deltas append, snapshots replace; the id check comes

@@ -101,7 +101,8 @@ function expectations(thread, rounds, stitches) {
     for (const call of round.tool_calls) {
       const callId = `${id}/${call.id}`;
       out.push({ what: `arguments of ${callId}`, call: callId, field: "arguments", want: call.arguments });
-      out.push({ what: `name of ${callId}`, call: callId, field: "name", want: call.title });
+      // The tool's machine name when the source gave one, else its title.
+      out.push({ what: `name of ${callId}`, call: callId, field: "name", want: call.name || call.title });
       const result = call.result.status === "placeholder" ? `no result: ${call.result.reason}` : (call.result.content ?? "");
       out.push({ what: `result of ${callId}`, result: callId, nth: 0, want: result });
     }

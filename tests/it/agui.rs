@@ -82,3 +82,35 @@ fn a_late_result_is_a_second_result_marked_stitched() {
     let stitched = events.iter().position(|e| e["content"] == "late").unwrap();
     assert!(stitched < finished);
 }
+
+/// A call with a machine name is that tool to an AG-UI client: its
+/// `toolCallName` is the name, and a title that changes as the call goes
+/// (ACP's `Terminal` → `ls -la`) renames nothing; a call without one is
+/// named by its title, and renamed at its end when the title changed.
+#[test]
+fn a_call_is_named_by_its_name_and_else_by_its_title() {
+    let events = agui(concat!(
+        r#"{"op":"tool_call","id":"t1","title":"Terminal","name":"Bash"}"#,
+        "\n",
+        r#"{"op":"tool_call","id":"t1","title":"ls -la"}"#,
+        "\n",
+        r#"{"op":"tool_call","id":"t2","title":"Terminal"}"#,
+        "\n",
+        r#"{"op":"tool_call","id":"t2","title":"pwd"}"#,
+        "\n",
+        r#"{"op":"tool_update","id":"t1","content":"a.txt","status":"completed"}"#,
+        "\n",
+        r#"{"op":"tool_update","id":"t2","content":"/","status":"completed"}"#,
+        "\n",
+    ));
+    let starts: Vec<(&Value, &Value)> =
+        of(&events, "TOOL_CALL_START").iter().map(|e| (&e["toolCallId"], &e["toolCallName"])).collect();
+    assert_eq!(
+        starts,
+        [
+            (&json!("roundup/run-0/round-0/t1"), &json!("Bash")),
+            (&json!("roundup/run-0/round-0/t2"), &json!("Terminal")),
+            (&json!("roundup/run-0/round-0/t2"), &json!("pwd")),
+        ]
+    );
+}
