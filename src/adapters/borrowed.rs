@@ -18,10 +18,16 @@ pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
     std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))
 }
 
-/// A raw value as a `serde_json::Value`, for metadata. A raw value is
-/// valid JSON by construction; `null` stands in if it ever were not.
+/// A raw value as a `serde_json::Value`, for metadata ([`json_value`]).
 pub(crate) fn raw_value(raw: &RawValue) -> Value {
-    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
+    json_value(raw.get())
+}
+
+/// JSON text as a `serde_json::Value`. Valid JSON nested deeper than
+/// serde_json builds values (128 levels) does not parse into one: it is
+/// kept as its text, a string, rather than replaced or dropped.
+pub(crate) fn json_value(json: &str) -> Value {
+    serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_owned()))
 }
 
 /// A value the protocol puts where text goes (arguments, raw output): a

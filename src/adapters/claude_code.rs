@@ -36,7 +36,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::{Block, Event, MessageStream};
-use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
+use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8};
 use super::support::{one, report, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -197,7 +197,7 @@ impl Adapter for ClaudeCodeAdapter {
                 }
             }
             "system" if init => {
-                let init = serde_json::from_slice::<Value>(payload).unwrap_or(Value::Null);
+                let init = json_value(&String::from_utf8_lossy(payload));
                 let fields = [
                     ("session_id", "claude_session_id"),
                     ("model", "claude_model"),
@@ -301,7 +301,7 @@ impl ClaudeCodeAdapter {
     /// The prompt's end: usage, what the result says, the run's end (and
     /// its subagents').
     fn result(&mut self, line: &Line<'_>, payload: &[u8], calls: &mut dyn CallSink) {
-        let result = serde_json::from_slice::<Value>(payload).unwrap_or(Value::Null);
+        let result = json_value(&String::from_utf8_lossy(payload));
         self.flush_user_texts(calls);
         if let Some(total) = self.last_usage.take() {
             calls.call(None, Call::TokenUsage { total });

@@ -1033,3 +1033,17 @@ fn the_adapters_checkpoint_is_the_same_bytes_for_the_same_state() {
         }
     }
 }
+
+/// Metadata nested deeper than serde_json builds values (128 levels) is
+/// kept as its JSON text, never replaced by `null`.
+#[test]
+fn metadata_nested_too_deep_for_a_value_is_kept_as_its_text() {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    // Written by hand: serde_json builds no value this deep either.
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"tool_call","toolCallId":"t","title":"x","status":"pending","_meta":{{"deep":{deep}}}}}}}}}"#
+    );
+    let rounds: Vec<Value> = lines(&[line]).into_iter().filter(|l| l["type"] == "round").collect();
+    let call = &rounds[0]["tool_calls"][0];
+    assert_eq!(call["meta"]["deep"], json!(deep), "{call}");
+}
