@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
-use super::support::{one, report};
+use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -87,6 +87,9 @@ impl Adapter for AnthropicAdapter {
     }
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        if is_done_marker(payload) {
+            return Ok(());
+        }
         let text = utf8(payload)?;
         let event: Event<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
         if event.kind.is_none() && event.role.as_deref() == Some("user") {

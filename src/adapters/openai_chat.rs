@@ -36,7 +36,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
-use super::support::{one, report};
+use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -174,7 +174,7 @@ impl Adapter for OpenAiChatAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        if payload.trim_ascii() == b"[DONE]" {
+        if is_done_marker(payload) {
             return Ok(());
         }
         let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;

@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
-use super::support::{one, report};
+use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -204,6 +204,9 @@ impl Adapter for OpenAiResponsesAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        if is_done_marker(payload) {
+            return Ok(());
+        }
         let event: Event<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
         if !self.event(&event, calls) {
             let detail = format!("openai-responses: unknown event: {}", String::from_utf8_lossy(payload));

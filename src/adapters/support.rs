@@ -29,6 +29,13 @@ pub(crate) fn restore_state<T: serde::de::DeserializeOwned>(
     Ok(())
 }
 
+/// The `[DONE]` that ends an SSE stream in OpenAI's convention, which
+/// gateways and proxies also append to other providers' streams: not an
+/// event, and nothing to report.
+pub(crate) fn is_done_marker(payload: &[u8]) -> bool {
+    payload.trim_ascii() == b"[DONE]"
+}
+
 /// Parses a payload into a JSON value; the [`BadLine`] when it is not JSON.
 pub(crate) fn parse_event(payload: &[u8]) -> Result<Value, BadLine> {
     serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))

@@ -25,6 +25,8 @@ use crate::machine::CheckpointError;
 /// past before it gives up looking and reads the input as the first
 /// format of the registry.
 const UNDECIDED_AT_MOST: usize = 64;
+/// The UTF-8 byte order mark some editors put at the start of a file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// A partial line grown past this by one huge line is released afterwards.
 const KEEP_LINE_CAPACITY: usize = 1 << 20;
 
@@ -171,6 +173,7 @@ impl Replayer {
             return self.oversized(payload.len() as u64, observer);
         }
         self.stats.lines += 1;
+        let payload = if self.stats.lines == 1 { payload.strip_prefix(BOM).unwrap_or(payload) } else { payload };
         self.payload(payload, self.stats.lines, observer);
     }
 
@@ -346,6 +349,8 @@ impl Replayer {
         self.stats.lines += 1;
         let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // A file saved with a byte order mark: it is not part of the line.
+        let line = if self.stats.lines == 1 { line.strip_prefix(BOM).unwrap_or(line) } else { line };
         match frame(line) {
             Framed::Data(data) => {
                 if let Some(oversized) = self.event_oversized.as_mut() {

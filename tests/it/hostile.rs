@@ -329,3 +329,35 @@ fn token_counts_near_the_limit_saturate_when_summed() {
         assert_eq!(summary["last_token_usage"], serde_json::json!(max), "{format}: {lines:?}");
     }
 }
+
+/// A file saved with a UTF-8 byte order mark reads as without one, through
+/// the CLI and a replayer fed whole payloads.
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_line() {
+    let input = "\u{feff}{\"op\":\"message\",\"text\":\"Hi\"}\n";
+    let (out, stats) = roundup_testkit::capture::replay_raw(input.as_bytes(), &roundup::ReplayOptions::new());
+    assert_eq!(stats.bad_lines, 0, "{}", String::from_utf8_lossy(&out));
+    assert!(String::from_utf8_lossy(&out).contains(r#""message":"Hi""#));
+    let mut replayer = roundup::Replayer::new(&roundup::ReplayOptions::new()).unwrap();
+    replayer.feed_payload(input.trim_end().as_bytes(), &mut ());
+    replayer.finish(&mut ());
+    assert_eq!(replayer.stats().bad_lines, 0);
+}
+
+/// `[DONE]`, OpenAI's end of an SSE stream, which gateways also append to
+/// Anthropic and OpenAI Responses streams, is no bad line in any of them.
+#[test]
+fn done_markers_end_provider_streams_quietly() {
+    let streams = [
+        ("anthropic", "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"c\"}}\n\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\ndata: [DONE]\n\n"),
+        ("openai-responses", "data: {\"type\":\"response.output_text.delta\",\"item_id\":\"i\",\"output_index\":0,\"content_index\":0,\"delta\":\"Hi\"}\n\ndata: [DONE]\n\n"),
+        ("openai-chat", "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: [DONE]\n\n"),
+    ];
+    for (format, input) in streams {
+        let options = roundup_testkit::capture::options(format, "records");
+        let (out, stats) = roundup_testkit::capture::replay_raw(input.as_bytes(), &options);
+        let out = String::from_utf8_lossy(&out);
+        assert_eq!(stats.bad_lines, 0, "{format}: {out}");
+        assert!(out.contains(r#""message":"Hi""#), "{format}: {out}");
+    }
+}
