@@ -219,12 +219,22 @@ impl Encoder for HistoryEncoder {
             }
             SinkRecord::Summary(summary) => {
                 let history = self.sessions.remove(&summary.session).unwrap_or_default();
+                let items = (self.render)(&history, summary);
+                // A run that held nothing at all (an empty input) has no
+                // history; one that failed before any output still says so.
+                let held_nothing = summary.rounds == 0
+                    && summary.anomalies == 0
+                    && summary.last_token_usage.is_none()
+                    && summary.meta.is_empty();
+                if items.is_empty() && held_nothing {
+                    return;
+                }
                 let mut line = Map::new();
                 if let Some(session) = &summary.session {
                     line.insert("session".into(), session.as_str().into());
                 }
                 line.insert("run".into(), summary.run.into());
-                line.insert(self.key.into(), Value::Array((self.render)(&history, summary)));
+                line.insert(self.key.into(), Value::Array(items));
                 out.frame(|buf| wire::write_json(buf, &Value::Object(line)));
             }
             SinkRecord::Anomaly(_) | SinkRecord::Meta(_) => {}

@@ -335,7 +335,10 @@ impl RoundMachine {
         if self.run.finished {
             return false;
         }
-        self.handle(Call::Finish { reason }, now_ms, out);
+        // As `handle` would a `finish`, but quiet for a run that held
+        // nothing (`finish_run` announces the run itself otherwise).
+        out.begin_call(self.options.ui_events);
+        self.finish_run(reason, true, now_ms, out);
         true
     }
 
@@ -522,6 +525,15 @@ impl RoundMachine {
     /// and round metadata without a round goes to the run. The summary, as the run is now, goes to the sink (SPEC §6
     /// "Summary"); nothing is counted into it afterwards.
     fn finish(&mut self, reason: FinishReason, now: u64, out: &mut Outputs) {
+        self.finish_run(reason, false, now, out);
+    }
+
+    /// [`finish`](Self::finish); with `quiet_if_empty`, a run that held
+    /// nothing and showed nothing gets its summary (SPEC §6) but no UI
+    /// events: the end of a stream that said nothing (an empty input) is
+    /// nothing for a live view. An explicit `finish` is always told.
+    fn finish_run(&mut self, reason: FinishReason, quiet_if_empty: bool, now: u64, out: &mut Outputs) {
+        let silent = quiet_if_empty && !self.run.announced && self.run_is_pristine();
         self.close(ClosedBy::Finish, reason.into(), now, out);
         // What was said about a round that never got content (a model call
         // refused before any text) is kept in the run's metadata.
@@ -529,11 +541,13 @@ impl RoundMachine {
             let meta = std::mem::take(&mut self.run.open.meta);
             self.run_meta(&meta, out);
         }
-        self.announce(out);
         self.run.finished = true;
         self.run.summary.finish_reason = Some(reason);
         out.summary(self.run.summary.clone());
-        out.ui(UiEvent::RunEnd { run: self.run.number, reason });
+        if !silent {
+            self.announce(out);
+            out.ui(UiEvent::RunEnd { run: self.run.number, reason });
+        }
     }
 
     /// Rule 4: a new run. An unfinished run is finished first, unless it

@@ -798,6 +798,32 @@ fn a_summary_is_written_at_each_finish_after_the_round_it_closes() {
     assert_eq!(h.summaries()[1].message_bytes, 3);
 }
 
+/// The end of a stream that said nothing: the summary SPEC §6 asks for,
+/// and nothing for a live view (an explicit `finish` is told, above).
+#[test]
+fn a_stream_that_said_nothing_ends_with_its_summary_and_no_run_events() {
+    let mut machine = RoundMachine::default();
+    let mut out = Outputs::new();
+    machine.handle(Call::Message { text: "" }, 0, &mut out);
+    assert!(machine.finish_if_running(FinishReason::Interrupted, 5, &mut out));
+    let kinds: Vec<&str> = out
+        .iter()
+        .map(|o| match o {
+            Output::Record(SinkRecord::Summary(_)) => "summary",
+            Output::Record(_) => "record",
+            Output::Ui(_) => "ui",
+        })
+        .collect();
+    assert_eq!(kinds, ["summary"]);
+    // A stream that said something is told its end.
+    let mut machine = RoundMachine::default();
+    let mut out = Outputs::new();
+    machine.handle(Call::Message { text: "Hi" }, 0, &mut out);
+    out.clear();
+    machine.finish_if_running(FinishReason::Interrupted, 5, &mut out);
+    assert!(out.iter().any(|o| matches!(o, Output::Ui(UiEvent::RunEnd { .. }))));
+}
+
 #[test]
 fn a_run_that_saw_nothing_still_gets_its_summary_and_its_run_events() {
     let mut h = Harness::new();

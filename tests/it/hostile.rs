@@ -361,3 +361,20 @@ fn done_markers_end_provider_streams_quietly() {
         assert!(out.contains(r#""message":"Hi""#), "{format}: {out}");
     }
 }
+
+/// Empty input: the records keep SPEC §6's one summary; the UI outputs and
+/// the history exports say nothing of a run that held nothing.
+#[test]
+fn empty_input_writes_only_the_summary() {
+    for format in roundup::encoders::REGISTRY {
+        let options = roundup::ReplayOptions::new().to(format);
+        let (out, _) = roundup_testkit::capture::replay_raw(b"", &options);
+        let out = String::from_utf8(out).unwrap();
+        if format.name() == "records" {
+            assert_eq!(out.lines().count(), 1, "{out}");
+            assert!(out.starts_with(r#"{"type":"summary","run":0,"finish_reason":"interrupted""#), "{out}");
+        } else {
+            assert_eq!(out, "", "--emit {}", format.name());
+        }
+    }
+}
