@@ -105,6 +105,19 @@ fn the_sink_sees_every_record_type_through_the_router() {
     assert_eq!(types, ["round", "summary"]);
 }
 
+/// Writes `count` generated lines to `stdin` in 64 KiB pieces.
+fn write_lines(stdin: &mut dyn std::io::Write, count: usize, line: impl Fn(usize) -> String) {
+    let mut chunk = String::new();
+    for n in 0..count {
+        chunk.push_str(&line(n));
+        if chunk.len() > 1 << 16 {
+            stdin.write_all(chunk.as_bytes()).unwrap();
+            chunk.clear();
+        }
+    }
+    stdin.write_all(chunk.as_bytes()).unwrap();
+}
+
 /// Peak RSS (KiB) of `roundup replay` over `sessions` one-message sessions
 /// streamed through stdin, with `args`.
 fn peak_rss_kib(sessions: usize, args: &[&str]) -> (u64, usize) {
@@ -116,17 +129,9 @@ fn peak_rss_kib(sessions: usize, args: &[&str]) -> (u64, usize) {
         env!("CARGO_BIN_EXE_roundup"),
         &all_args,
         |stdin| {
-            let mut chunk = String::new();
-            for n in 0..sessions {
-                chunk.push_str(&format!(
-                    "{{\"op\":\"message\",\"text\":\"hello from a session\",\"session\":\"s{n}\"}}\n"
-                ));
-                if chunk.len() > 1 << 16 {
-                    stdin.write_all(chunk.as_bytes()).unwrap();
-                    chunk.clear();
-                }
-            }
-            stdin.write_all(chunk.as_bytes()).unwrap();
+            write_lines(stdin, sessions, |n| {
+                format!("{{\"op\":\"message\",\"text\":\"hello from a session\",\"session\":\"s{n}\"}}\n")
+            })
         },
         move |line| {
             if line.windows(7).any(|w| w == b"\"round\"") {
@@ -165,17 +170,9 @@ fn a_run_of_a_million_tool_calls_replays_in_bounded_memory() {
         env!("CARGO_BIN_EXE_roundup"),
         &["replay", "-q", "-"],
         |stdin| {
-            let mut chunk = String::new();
-            for n in 0..CALLS {
-                chunk.push_str(&format!(
-                    "{{\"op\":\"tool_call\",\"id\":\"toolu_01{n:022}\",\"title\":\"bash\"}}\n{{\"op\":\"tool_update\",\"id\":\"toolu_01{n:022}\",\"content\":\"ok\",\"status\":\"completed\"}}\n"
-                ));
-                if chunk.len() > 1 << 16 {
-                    stdin.write_all(chunk.as_bytes()).unwrap();
-                    chunk.clear();
-                }
-            }
-            stdin.write_all(chunk.as_bytes()).unwrap();
+            write_lines(stdin, CALLS, |n| {
+                format!("{{\"op\":\"tool_call\",\"id\":\"toolu_01{n:022}\",\"title\":\"bash\"}}\n{{\"op\":\"tool_update\",\"id\":\"toolu_01{n:022}\",\"content\":\"ok\",\"status\":\"completed\"}}\n")
+            })
         },
         |_| {},
     );
