@@ -77,6 +77,13 @@ messages) between messages; one session",
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct AnthropicAdapter {
     messages: MessageStream,
+    /// The last message's `stop_reason`, from its `message_delta`.
+    #[serde(default)]
+    stop_reason: Option<String>,
+    /// The run ended with a message that ended the turn: what comes next
+    /// (another message, the user's) begins a new run.
+    #[serde(default)]
+    finished: bool,
 }
 
 impl Adapter for AnthropicAdapter {
@@ -92,13 +99,43 @@ impl Adapter for AnthropicAdapter {
         }
         let text = utf8(payload)?;
         let event: Event<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
-        if event.kind.is_none() && event.role.as_deref() == Some("user") {
+        let kind = event.kind.as_deref();
+        // After a turn that ended, the next message or user turn is the
+        // next run.
+        if self.finished && matches!(kind, None | Some("message_start")) {
+            self.finished = false;
+            calls.call(None, Call::Start);
+        }
+        if kind.is_none() && event.role.as_deref() == Some("user") {
             self.messages.user_message(event.content, None, calls);
             return Ok(());
+        }
+        if kind == Some("message_delta") {
+            if let Some(reason) = event.delta.as_ref().and_then(|d| d.stop_reason.as_deref()) {
+                self.stop_reason = Some(reason.to_owned());
+            }
         }
         if !self.messages.event(&event, text, None, calls) {
             let detail = format!("anthropic: unknown event: {}", String::from_utf8_lossy(payload));
             report(calls, None, AnomalyKind::UnknownEvent, &detail);
+        }
+        if kind == Some("message_stop") {
+            // A message that ends the turn ends the run, at once: a live
+            // view sees the turn end when the model ends it, not at the end
+            // of the stream. `tool_use` (the host runs the tools and calls
+            // again) and `pause_turn` go on.
+            let reason = match self.stop_reason.take().as_deref() {
+                Some("end_turn" | "stop_sequence" | "max_tokens" | "model_context_window_exceeded") => {
+                    Some(FinishReason::Completed)
+                }
+                Some("refusal") => Some(FinishReason::Failed),
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                self.messages.end(None, calls);
+                calls.call(None, Call::Finish { reason });
+                self.finished = true;
+            }
         }
         Ok(())
     }

@@ -74,6 +74,15 @@ pub struct OpenAiChatAdapter {
     /// Per choice of the completion: which tool id each `index` names
     /// (only a call's first fragment carries it).
     tools: SmallVec<[(u64, u64, String); 4]>,
+    /// The choices of the completion whose `finish_reason` ends the turn
+    /// (`stop`, `length`, `content_filter`): their runs end at `[DONE]`,
+    /// after the usage chunk that may follow the reason.
+    #[serde(default)]
+    ending: SmallVec<[(u64, FinishReason); 1]>,
+    /// The choices whose run ended at `[DONE]`: the next completion begins
+    /// their next run.
+    #[serde(default)]
+    ended: SmallVec<[u64; 1]>,
 }
 
 /// Tool indexes remembered per completion at most (a real one has a few).
@@ -173,8 +182,17 @@ struct Function<'a> {
 impl Adapter for OpenAiChatAdapter {
     state_is_self!();
 
+    /// A recording of chunks without `[DONE]`: a turn its last completion
+    /// ended is ended all the same.
+    fn end(&mut self, calls: &mut dyn CallSink) {
+        self.end_turns(calls);
+    }
+
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         if is_done_marker(payload) {
+            // The end of the stream of a completion: a turn the model ended
+            // ends its run now, not at the end of the input.
+            self.end_turns(calls);
             return Ok(());
         }
         let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
@@ -184,6 +202,15 @@ impl Adapter for OpenAiChatAdapter {
 }
 
 impl OpenAiChatAdapter {
+    /// The runs of the choices whose turn the model ended finish, each
+    /// with what its `finish_reason` said.
+    fn end_turns(&mut self, calls: &mut dyn CallSink) {
+        for (choice, reason) in std::mem::take(&mut self.ending) {
+            calls.call(choice_session(choice).as_deref(), Call::Finish { reason });
+            self.ended.push(choice);
+        }
+    }
+
     fn line(&mut self, line: Line<'_>, payload: &[u8], calls: &mut dyn CallSink) {
         if let Some(error) = line.error {
             // A provider's error mid-stream: the model call is over.
@@ -209,6 +236,10 @@ impl OpenAiChatAdapter {
             self.completion.clear();
             self.completion.push_str(id);
             self.tools.clear();
+            self.ending.clear();
+            for choice in std::mem::take(&mut self.ended) {
+                calls.call(choice_session(choice).as_deref(), Call::Start);
+            }
         }
         let whole = line.object.as_deref() == Some("chat.completion");
         for choice in choices {
@@ -218,6 +249,16 @@ impl OpenAiChatAdapter {
                 self.fragment(choice.index, delta, whole, session, calls);
             }
             if let Some(reason) = &choice.finish_reason {
+                let ends = match reason.as_ref() {
+                    "stop" | "length" => Some(FinishReason::Completed),
+                    "content_filter" => Some(FinishReason::Failed),
+                    // `tool_calls`: the host runs them and calls again.
+                    _ => None,
+                };
+                if let Some(ends) = ends {
+                    self.ending.retain(|(c, _)| *c != choice.index);
+                    self.ending.push((choice.index, ends));
+                }
                 let mut meta = Meta::new();
                 meta.insert("openai_finish_reason".into(), Value::from(reason.as_ref()));
                 for (key, value) in [("openai_completion_id", &line.id), ("openai_model", &line.model)] {
@@ -318,6 +359,10 @@ impl OpenAiChatAdapter {
                 calls.call(None, Call::ToolUpdate { id, content: &content, status: ToolCallStatus::Completed });
             }
             Some("user") => {
+                // The user's turn begins the next run (a run already ended
+                // at `[DONE]` is not begun twice).
+                self.ended.clear();
+                self.ending.clear();
                 calls.call(None, Call::Start);
                 let text = message.content.map(raw_value).unwrap_or(Value::Null);
                 calls.call(None, Call::RunMeta { meta: &one("openai_user_message", text) });
