@@ -462,7 +462,7 @@ impl RoundBuilder {
         mine: Option<u64>,
         panicked: &mut Option<Box<dyn Any + Send>>,
     ) -> MutexGuard<'a, State> {
-        let delivered = |state: &State| mine.map_or(true, |mine| state.delivered_upto >= mine);
+        let delivered = |state: &State| mine.is_none_or(|mine| state.delivered_upto >= mine);
         loop {
             if state.records_deliverer.is_some() {
                 if delivered(&state) || state.records_deliverer == Some(std::thread::current().id()) {

@@ -240,7 +240,7 @@ impl AcpAdapter {
     /// link the two.
     pub(super) fn link(&mut self, child: &str, parent_tool: Option<&str>, calls: &mut dyn CallSink) {
         let Some(parent_tool) = parent_tool else { return };
-        if self.sessions.get(child).map_or(true, |s| s.linked || s.parent.is_none()) {
+        if self.sessions.get(child).is_none_or(|s| s.linked || s.parent.is_none()) {
             return;
         }
         let root = self.root(child);

@@ -289,7 +289,7 @@ impl AcpAdapter {
             ],
         );
         let content = update.content.and_then(render);
-        if let Some(content) = update.content.filter(|_| content.as_ref().map_or(true, |r| r.unrendered)) {
+        if let Some(content) = update.content.filter(|_| content.as_ref().is_none_or(|r| r.unrendered)) {
             meta.insert("content".into(), wire::value(content));
         }
         for data in [&update_meta.terminal_whole, &update_meta.terminal_delta].into_iter().flatten() {
