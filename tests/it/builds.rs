@@ -37,7 +37,11 @@ fn another_build_prints_the_same_bytes() {
         for format in roundup::encoders::REGISTRY {
             let args = ["replay", "--emit", format.name(), "-"];
             let (ours, theirs) = (output_of(this, &args, &input), output_of(&other, &args, &input));
-            assert!(!ours.is_empty(), "{name} --emit {}: no output", format.name());
+            // Every input has a summary; other formats may say nothing of a
+            // run that held nothing.
+            if format.name() == "records" {
+                assert!(!ours.is_empty(), "{name} --emit records: no output");
+            }
             assert!(
                 ours == theirs,
                 "{name} --emit {}: the builds differ\n this: {}\nother: {}",
