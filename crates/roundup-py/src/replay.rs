@@ -83,9 +83,19 @@ fn stats<'py>(py: Python<'py>, inner: &Inner) -> PyResult<Bound<'py, PyDict>> {
 pub struct Replayer {
     inner: Mutex<Inner>,
     sse: bool,
+    /// `close` was called: the input ended, and nothing more is read.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl Replayer {
+    /// An error for input given after `close`.
+    fn open(&self, what: &str) -> PyResult<()> {
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(PyValueError::new_err(format!("{what} after close: the replay's input has ended")));
+        }
+        Ok(())
+    }
+
     fn output<'py>(&self, py: Python<'py>, inner: &mut Inner) -> PyResult<Bound<'py, PyList>> {
         let mut bytes = Vec::new();
         inner.take_output(&mut bytes);
@@ -107,7 +117,7 @@ impl Replayer {
         evict_dir: Option<PathBuf>,
     ) -> PyResult<Replayer> {
         let inner = new_inner(&options(from_, emit, sse, max_sessions, evict_dir)?)?;
-        Ok(Replayer { inner: Mutex::new(inner), sse })
+        Ok(Replayer { inner: Mutex::new(inner), sse, closed: std::sync::atomic::AtomicBool::new(false) })
     }
 
     /// A piece of input text (lines, cut anywhere); returns the output it
@@ -118,6 +128,7 @@ impl Replayer {
             return Err(PyValueError::new_err("feed takes text; a parsed event goes to feed_event"));
         }
         json::payload(data, &mut bytes)?;
+        self.open("feed")?;
         let mut inner = self.inner.lock();
         inner.feed(&bytes, &mut ());
         self.output(py, &mut inner)
@@ -128,16 +139,19 @@ impl Replayer {
     fn feed_event<'py>(&self, py: Python<'py>, event: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let mut bytes = Vec::new();
         json::payload(event, &mut bytes)?;
+        self.open("feed_event")?;
         let mut inner = self.inner.lock();
         inner.feed_payload(&bytes, &mut ());
         self.output(py, &mut inner)
     }
 
     /// The input ended: every open run finishes; returns the rest of the
-    /// output.
+    /// output. A second close returns nothing more.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut inner = self.inner.lock();
-        inner.finish(&mut ());
+        if !self.closed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            inner.finish(&mut ());
+        }
         self.output(py, &mut inner)
     }
 

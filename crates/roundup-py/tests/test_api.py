@@ -301,3 +301,15 @@ def test_export_writes_each_run_as_the_providers_history():
     assert export["run"] == 0
     assert history[0]["role"] == "assistant" and history[0]["tool_calls"][0]["id"] == "t1"
     assert history[1] == {"role": "tool", "tool_call_id": "t1", "content": "a.txt"}
+
+
+def test_a_closed_replayer_reads_nothing_more():
+    replayer = roundup.Replayer()
+    replayer.feed('{"op":"message","text":"Hi"}\n')
+    closed = replayer.close()
+    assert [line["type"] for line in closed] == ["round", "summary"]
+    assert replayer.close() == [], "a second close finishes nothing more"
+    with pytest.raises(ValueError, match="feed after close"):
+        replayer.feed('{"op":"message","text":"again"}\n')
+    with pytest.raises(ValueError, match="feed_event after close"):
+        replayer.feed_event({"op": "message", "text": "again"})
