@@ -288,6 +288,12 @@ pub fn replay(
     evict_dir: Option<PathBuf>,
 ) -> PyResult<ReplayIterator> {
     let inner = new_inner(&options(from_, emit, sse, max_sessions, evict_dir)?)?;
+    let text_for_a_path = source.is_instance_of::<PyString>() && source.extract::<String>()?.contains('\n');
+    if text_for_a_path {
+        return Err(PyValueError::new_err(
+            "replay takes a path, and this string holds a line break: to replay text, pass its lines (text.splitlines())",
+        ));
+    }
     let source = if source.is_instance_of::<PyString>() || source.hasattr("__fspath__")? {
         let path: PathBuf = source.extract()?;
         let file = File::open(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;

@@ -313,3 +313,17 @@ def test_a_closed_replayer_reads_nothing_more():
         replayer.feed('{"op":"message","text":"again"}\n')
     with pytest.raises(ValueError, match="feed_event after close"):
         replayer.feed_event({"op": "message", "text": "again"})
+
+
+def test_the_namespace_holds_only_what_the_package_offers():
+    public = {name for name in vars(roundup) if not name.startswith("_")}
+    offered = set(roundup.__all__) - {"__version__"}
+    assert public == offered, public ^ offered
+
+
+def test_text_given_for_a_path_is_a_clear_error():
+    text = '{"op":"message","text":"Hi"}\n{"op":"message","text":"there"}\n'
+    with pytest.raises(ValueError, match="splitlines"):
+        roundup.replay(text)
+    rounds = [r for r in roundup.replay(text.splitlines()) if r["type"] == "round"]
+    assert rounds[0]["message"] == "Hithere"

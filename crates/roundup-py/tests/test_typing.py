@@ -46,3 +46,12 @@ def test_the_adapters_stub_names_every_input_format():
 
 def test_the_package_is_marked_typed():
     assert (PACKAGE / "py.typed").exists()
+
+
+def test_the_emit_literal_names_every_output_format():
+    import pathlib
+    import re
+
+    stub = (pathlib.Path(roundup.__file__).parent / "_roundup.pyi").read_text()
+    names = re.search(r"^Emit = Literal\[(.*)\]$", stub, re.M).group(1)
+    assert {n.strip().strip('"') for n in names.split(",")} == set(roundup.encoders.FORMATS)

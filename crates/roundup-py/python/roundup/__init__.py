@@ -24,8 +24,10 @@ Records are plain ``dict``s, equal to ``json.loads`` of the lines the
 'summary'
 """
 
-import os
-from typing import Iterable, Optional, Union
+import os as _os
+from typing import Iterable as _Iterable
+from typing import Optional as _Optional
+from typing import Union as _Union
 
 from . import adapters, encoders
 from ._roundup import (
@@ -57,10 +59,10 @@ __all__ = [
 
 
 def export(
-    source: Union[str, "os.PathLike[str]", Iterable[Union[dict, str, bytes]]],
+    source: _Union[str, "_os.PathLike[str]", _Iterable[_Union[dict, str, bytes]]],
     *,
     to: str,
-    from_: Optional[str] = None,
+    from_: _Optional[str] = None,
 ) -> ReplayIterator:
     """The provider history of each run of ``source``, as the list its next
     request sends: ``to`` is ``"openai-chat"``, ``"openai-responses"`` or

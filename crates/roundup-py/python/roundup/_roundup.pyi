@@ -14,6 +14,8 @@ UiEvent = Dict[str, Any]
 Op = Dict[str, Any]
 Status = Literal["pending", "in_progress", "completed", "failed"]
 Reason = Literal["completed", "failed", "canceled", "interrupted"]
+#: An output format (``roundup.encoders.FORMATS``).
+Emit = Literal["records", "ui", "deepwork", "agui", "openai-chat", "openai-responses", "anthropic"]
 Event = Union[Dict[str, Any], str, bytes]
 RecordSink = Callable[[Record], Any]
 #: Returns ``False`` to receive no more events (the client went away).
@@ -110,7 +112,7 @@ class Replayer:
         self,
         *,
         from_: Optional[str] = None,
-        emit: str = "records",
+        emit: Emit = "records",
         sse: bool = False,
         max_sessions: Optional[int] = None,
         evict_dir: Optional[PathLike] = None,
@@ -133,7 +135,7 @@ def replay(
     source: Union[PathLike, Iterable[Event]],
     *,
     from_: Optional[str] = None,
-    emit: str = "records",
+    emit: Emit = "records",
     sse: bool = False,
     max_sessions: Optional[int] = None,
     evict_dir: Optional[PathLike] = None,
