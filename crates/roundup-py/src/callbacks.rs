@@ -10,7 +10,9 @@
 //! kept for the thread that delivered it, and raised from the Python call
 //! that made the delivery, after roundup has applied that call (SPEC's
 //! state is never half-updated). A second exception before the first was
-//! raised goes to `sys.unraisablehook`, so that none is lost silently.
+//! raised goes to `sys.unraisablehook`, so that none is lost silently. A UI
+//! handler that raised is detached: it gets no more events (records keep
+//! going to the sink).
 
 use std::cell::RefCell;
 
@@ -79,8 +81,11 @@ impl UiHandler for PyUi {
             Ok(returned) if returned.bind(py).is(&*pyo3::types::PyBool::new(py, false)) => UiFlow::Stop,
             Ok(_) => UiFlow::Continue,
             Err(error) => {
+                // Raised once, from the call that delivered the event; the
+                // handler is then detached, as one that returned `False`,
+                // so that a broken view does not fail every later call.
                 keep(py, error, &self.callable);
-                UiFlow::Continue
+                UiFlow::Stop
             }
         })
     }

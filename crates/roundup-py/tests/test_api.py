@@ -327,3 +327,20 @@ def test_text_given_for_a_path_is_a_clear_error():
         roundup.replay(text)
     rounds = [r for r in roundup.replay(text.splitlines()) if r["type"] == "round"]
     assert rounds[0]["message"] == "Hithere"
+
+
+def test_a_ui_handler_that_raises_is_detached_after_raising_once():
+    seen, records = [], []
+
+    def broken(event):
+        seen.append(event["event"])
+        raise RuntimeError("the view is gone")
+
+    session = roundup.RoundBuilder(on_record=records.append, on_ui=broken)
+    with pytest.raises(RuntimeError, match="the view is gone"):
+        session.message("Hi")
+    session.message(" there")  # no exception: the handler is detached
+    session.finish("completed")
+    assert seen == ["run_start"], seen
+    assert [r["type"] for r in records] == ["round", "summary"]
+    assert records[0]["message"] == "Hi there"
