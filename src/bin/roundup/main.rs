@@ -179,11 +179,7 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
     let args: Vec<String> = args
         .into_iter()
         .enumerate()
-        .map(|(at, arg)| match (exporting, at, arg.as_str()) {
-            (true, 0, _) => "replay".to_owned(),
-            (true, _, "--to") => "--emit".to_owned(),
-            _ => arg,
-        })
+        .map(|(at, arg)| if exporting && at == 0 { "replay".to_owned() } else { arg })
         .collect();
     let mut args = args.iter();
     match args.next().map(String::as_str) {
@@ -197,6 +193,13 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
                 match arg.as_str() {
                     "-h" | "--help" => return Ok(Command::Help),
                     "--from" => replay.options.from = input_format(&value("--from")?)?,
+                    "--to" if exporting => replay.options.to = history_format(&value("--to")?)?,
+                    "--emit" if exporting => {
+                        return Err(Usage(format!(
+                            "export writes histories: it takes --to {}, not --emit (that is replay's)",
+                            history_names()
+                        )))
+                    }
                     "--emit" => replay.options.to = output_format(&value("--emit")?)?,
                     "--sse" => replay.options.framing = Framing::Sse,
                     "--max-sessions" => {
@@ -228,7 +231,7 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
             }
             Ok(Command::Replay(replay))
         }
-        Some(other) => Err(Usage(format!("unknown command {other:?}; the command is `replay`"))),
+        Some(other) => Err(Usage(format!("unknown command {other:?}; the commands are `replay` and `export`"))),
     }
 }
 
@@ -241,6 +244,18 @@ fn input_format(name: &str) -> Result<Option<&'static InputFormat>, Usage> {
         let known: Vec<&str> = adapters::REGISTRY.iter().map(|f| f.name()).collect();
         Usage(format!("unknown --from format {name:?}; known: auto, {}", known.join(", ")))
     })
+}
+
+/// The history format of an `export --to` name: only the provider
+/// histories, and an error naming what was typed otherwise.
+fn history_format(name: &str) -> Result<&'static OutputFormat, Usage> {
+    match OutputFormat::named(name) {
+        Some(format) if history_names().split('|').any(|history| history == name) => Ok(format),
+        _ => Err(Usage(format!(
+            "unknown --to format {name:?}; export writes the histories {}",
+            history_names().replace('|', ", ")
+        ))),
+    }
 }
 
 /// The output format of an `--emit` name.
@@ -449,6 +464,12 @@ mod tests {
     }
 
     #[test]
+    fn export_reads_a_history_format() {
+        let Ok(Command::Replay(args)) = parse("export --to anthropic s.jsonl") else { panic!() };
+        assert_eq!(args.options.to.name(), "anthropic");
+    }
+
+    #[test]
     fn usage_errors_name_the_problem() {
         let message = |line: &str| match parse(line) {
             Err(Usage(m)) => m,
@@ -456,6 +477,13 @@ mod tests {
         };
         assert!(message("").contains("no command"));
         assert!(message("frobnicate").contains("\"frobnicate\""));
+        assert!(message("frobnicate").contains("`replay` and `export`"));
+        // export takes the history formats only, and names what was typed.
+        assert!(message("export --to bogus x").contains("unknown --to format \"bogus\""));
+        assert!(message("export --to ui x").contains("unknown --to format \"ui\""));
+        assert!(message("export --to records x").contains("openai-chat, openai-responses, anthropic"));
+        assert!(message("export --to anthropic --emit ui x").contains("not --emit"));
+        assert!(message("replay --to anthropic x").contains("unknown option \"--to\""));
         assert!(message("replay --from acp2").contains("\"acp2\""));
         assert!(message("replay --emit").contains("--emit needs a value"));
         assert!(message("replay a b").contains("one input only"));
