@@ -91,7 +91,9 @@ impl Replayer {
                 // Scratch space: a checkpoint must outlive the process
                 // being killed (it does: write, then rename), not the
                 // machine losing power, which a replay starts over from.
-                let store = DirectoryStore::new(dir).map_err(ReplayError::EvictDir)?.sync(false);
+                let store = DirectoryStore::new(dir)
+                    .map_err(|e| ReplayError::EvictDir(io::Error::new(e.kind(), format!("{}: {e}", dir.display()))))?
+                    .sync(false);
                 Some((keep, Box::new(store) as Box<dyn CheckpointStore>))
             }
         };

@@ -171,6 +171,17 @@ fn a_missing_file_is_exit_1_and_a_bad_option_exit_2() {
     let help = run(&["--help"]);
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("EXIT STATUS"));
+    // A directory, and a file given for the eviction directory, are named.
+    let dir = std::env::temp_dir();
+    let directory = run(&["replay", dir.to_str().unwrap()]);
+    assert_eq!(directory.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&directory.stderr);
+    assert!(said.contains(dir.to_str().unwrap()) && said.contains("a directory, not a file"), "{said}");
+    let file = roundup_testkit::repo_root().join("examples/session.ops.jsonl");
+    let file = file.to_str().unwrap();
+    let evict = run(&["replay", "--max-sessions", "2", "--evict-dir", file, file]);
+    assert_eq!(evict.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&evict.stderr).contains(file), "{}", String::from_utf8_lossy(&evict.stderr));
 }
 
 /// Peak memory of a 256 MiB input streamed through stdin stays bounded:

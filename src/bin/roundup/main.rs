@@ -162,7 +162,15 @@ struct ReplayArgs {
 }
 
 fn parse_args(args: &[String]) -> Result<Command, Usage> {
-    // `--from=acp` reads as `--from acp`.
+    // `--from=acp` reads as `--from acp`; a flag that takes no value
+    // refuses one (`--sse=true` is not `--sse` and a file named `true`).
+    if let Some((flag, _)) = args
+        .iter()
+        .filter_map(|arg| arg.split_once('='))
+        .find(|(name, _)| ["--sse", "--progress", "--no-progress", "--quiet", "--help", "--version"].contains(name))
+    {
+        return Err(Usage(format!("{flag} takes no value")));
+    }
     let args: Vec<String> = args
         .iter()
         .flat_map(|arg| match arg.split_once('=') {
@@ -221,6 +229,12 @@ fn parse_args(args: &[String]) -> Result<Command, Usage> {
                     "--progress" => replay.progress = Some(true),
                     "--no-progress" => replay.progress = Some(false),
                     "-q" | "--quiet" => replay.quiet = true,
+                    // Everything after `--` is a file, even one named `-x`.
+                    "--" => {
+                        for file in args.by_ref() {
+                            set_file(&mut replay, file)?;
+                        }
+                    }
                     "-" => set_file(&mut replay, arg)?,
                     flag if flag.starts_with('-') => return Err(Usage(format!("unknown option {flag:?}"))),
                     _ => set_file(&mut replay, arg)?,
@@ -330,7 +344,12 @@ fn run_replay(args: ReplayArgs) -> Result<Ended, ReplayError> {
         }
         Some(path) => {
             let file = File::open(path).map_err(|e| ReplayError::Read(named(e, path)))?;
-            let size = file.metadata().ok().map(|m| m.len());
+            let metadata = file.metadata().ok();
+            if metadata.as_ref().is_some_and(|m| m.is_dir()) {
+                let error = io::Error::new(io::ErrorKind::InvalidInput, "a directory, not a file");
+                return Err(ReplayError::Read(named(error, path)));
+            }
+            let size = metadata.map(|m| m.len());
             (Box::new(FileInput::new(file, signals.clone())), size)
         }
     };
@@ -484,10 +503,17 @@ mod tests {
         assert!(message("export --to records x").contains("openai-chat, openai-responses, anthropic"));
         assert!(message("export --to anthropic --emit ui x").contains("not --emit"));
         assert!(message("replay --to anthropic x").contains("unknown option \"--to\""));
+        assert_eq!(message("replay --sse=true x"), "--sse takes no value");
         assert!(message("replay --from acp2").contains("\"acp2\""));
         assert!(message("replay --emit").contains("--emit needs a value"));
         assert!(message("replay a b").contains("one input only"));
         assert!(message("replay --bogus").contains("\"--bogus\""));
+    }
+
+    #[test]
+    fn a_double_dash_ends_the_options() {
+        let Ok(Command::Replay(args)) = parse("replay -q -- -odd-name.jsonl") else { panic!() };
+        assert_eq!(args.file.as_deref(), Some("-odd-name.jsonl"));
     }
 
     #[test]
