@@ -574,17 +574,40 @@ fn each_format_says_how_its_runs_end() {
     }
 }
 
+/// Feeds `first`, a turn the model ends, then `second`, in `format`: the
+/// first's round and summary are out before the end of the input, the
+/// second is run 1, and nothing is an anomaly. The first run's summary.
+fn a_turn_then_the_next(format: &str, first: &[String], second: &[String]) -> Value {
+    let options = roundup::ReplayOptions::new().from(roundup::adapters::InputFormat::named(format).unwrap());
+    let mut replayer = roundup::Replayer::new(&options).unwrap();
+    for line in first {
+        replayer.feed_payload(line.as_bytes(), &mut ());
+    }
+    let mut out = Vec::new();
+    replayer.take_output(&mut out);
+    let now = roundup_testkit::capture::parse_output(&out);
+    let types: Vec<&Value> = now.iter().map(|l| &l["type"]).collect();
+    assert_eq!(types, [&json!("round"), &json!("summary")], "{format}, before the end of input: {now:?}");
+    for line in second {
+        replayer.feed_payload(line.as_bytes(), &mut ());
+    }
+    replayer.finish(&mut ());
+    let mut rest = Vec::new();
+    replayer.take_output(&mut rest);
+    let rest = roundup_testkit::capture::parse_output(&rest);
+    let runs: Vec<(&Value, &Value)> = rest.iter().map(|l| (&l["type"], &l["run"])).collect();
+    assert_eq!(runs, [(&json!("round"), &json!(1)), (&json!("summary"), &json!(1))], "{format}: {rest:?}");
+    now[1].clone()
+}
+
 /// An Anthropic message that ends the turn (`end_turn`) ends the run at its
 /// `message_stop`, not at the end of the stream: a live view sees the round
 /// and the summary then. A message that calls tools goes on; the next
 /// message after a turn's end is the next run.
 #[test]
 fn an_anthropic_turn_ends_its_run_when_the_model_ends_it() {
-    use roundup::adapters::InputFormat;
-    let options = roundup::ReplayOptions::new().from(InputFormat::named("anthropic").unwrap());
-    let mut replayer = roundup::Replayer::new(&options).unwrap();
     let turn = |id: &str, text: &str, stop: &str| {
-        [
+        vec![
             format!(r#"{{"type":"message_start","message":{{"id":"{id}","model":"c"}}}}"#),
             r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#.to_owned(),
             format!(r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"{text}"}}}}"#),
@@ -593,25 +616,8 @@ fn an_anthropic_turn_ends_its_run_when_the_model_ends_it() {
             r#"{"type":"message_stop"}"#.to_owned(),
         ]
     };
-    for line in turn("m1", "Hello.", "end_turn") {
-        replayer.feed_payload(line.as_bytes(), &mut ());
-    }
-    let mut out = Vec::new();
-    replayer.take_output(&mut out);
-    let now = roundup_testkit::capture::parse_output(&out);
-    let types: Vec<&Value> = now.iter().map(|l| &l["type"]).collect();
-    assert_eq!(types, [&json!("round"), &json!("summary")], "before the end of input");
-    assert_eq!(now[1]["finish_reason"], "completed");
-    for line in turn("m2", "Again.", "end_turn") {
-        replayer.feed_payload(line.as_bytes(), &mut ());
-    }
-    replayer.finish(&mut ());
-    let mut rest = Vec::new();
-    replayer.take_output(&mut rest);
-    let rest = roundup_testkit::capture::parse_output(&rest);
-    let runs: Vec<(&Value, &Value)> = rest.iter().map(|l| (&l["type"], &l["run"])).collect();
-    assert_eq!(runs, [(&json!("round"), &json!(1)), (&json!("summary"), &json!(1))]);
-    assert!(rest.iter().all(|l| l["type"] != "anomaly"), "{rest:?}");
+    let first = a_turn_then_the_next("anthropic", &turn("m1", "Hello.", "end_turn"), &turn("m2", "Again.", "end_turn"));
+    assert_eq!(first["finish_reason"], "completed");
 }
 
 /// An OpenAI chat completion that ends the turn (`stop`) ends its run at
@@ -620,11 +626,8 @@ fn an_anthropic_turn_ends_its_run_when_the_model_ends_it() {
 /// next run.
 #[test]
 fn an_openai_chat_turn_ends_its_run_at_done() {
-    use roundup::adapters::InputFormat;
-    let options = roundup::ReplayOptions::new().from(InputFormat::named("openai-chat").unwrap());
-    let mut replayer = roundup::Replayer::new(&options).unwrap();
     let completion = |id: &str, text: &str| {
-        [
+        vec![
             format!(
                 r#"{{"id":"{id}","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"content":"{text}"}}}}]}}"#
             ),
@@ -635,22 +638,6 @@ fn an_openai_chat_turn_ends_its_run_at_done() {
             "[DONE]".to_owned(),
         ]
     };
-    for line in completion("c1", "Hello.") {
-        replayer.feed_payload(line.as_bytes(), &mut ());
-    }
-    let mut out = Vec::new();
-    replayer.take_output(&mut out);
-    let now = roundup_testkit::capture::parse_output(&out);
-    let types: Vec<&Value> = now.iter().map(|l| &l["type"]).collect();
-    assert_eq!(types, [&json!("round"), &json!("summary")], "before the end of input: {now:?}");
-    assert_eq!((&now[1]["finish_reason"], &now[1]["last_token_usage"]), (&json!("completed"), &json!(12)));
-    for line in completion("c2", "Again.") {
-        replayer.feed_payload(line.as_bytes(), &mut ());
-    }
-    replayer.finish(&mut ());
-    let mut rest = Vec::new();
-    replayer.take_output(&mut rest);
-    let rest = roundup_testkit::capture::parse_output(&rest);
-    let runs: Vec<(&Value, &Value)> = rest.iter().map(|l| (&l["type"], &l["run"])).collect();
-    assert_eq!(runs, [(&json!("round"), &json!(1)), (&json!("summary"), &json!(1))]);
+    let first = a_turn_then_the_next("openai-chat", &completion("c1", "Hello."), &completion("c2", "Again."));
+    assert_eq!((&first["finish_reason"], &first["last_token_usage"]), (&json!("completed"), &json!(12)));
 }
