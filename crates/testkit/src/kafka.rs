@@ -390,6 +390,17 @@ impl Worker {
     }
 }
 
+/// A worker still running when its test ends (a failed assertion unwinds
+/// past `stop`) is killed, so that it loads no later test's machine.
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// A consumer of `group` that reads committed records only, and commits
 /// nothing by itself.
 fn read_committed_consumer(group: &str) -> BaseConsumer {
