@@ -121,11 +121,7 @@ impl AcpAdapter {
             // Made or found above.
             return self.undeclared(session, id, update, update_meta, calls);
         };
-        let mut meta = update_meta.rest;
-        raw_fields(
-            &mut meta,
-            [("kind", update.kind), ("locations", update.locations), ("rawOutput", update.raw_output)],
-        );
+        let mut meta = call_meta(update, update_meta.rest);
         if declare || !title.is_empty() {
             let name = update_meta.tool_name.as_deref().unwrap_or_default();
             calls.call(Some(session), Call::ToolCall { id, title, name });
@@ -221,11 +217,7 @@ impl AcpAdapter {
         update_meta: UpdateMeta<'_>,
         calls: &mut dyn CallSink,
     ) {
-        let mut meta = update_meta.rest;
-        raw_fields(
-            &mut meta,
-            [("kind", update.kind), ("locations", update.locations), ("rawOutput", update.raw_output)],
-        );
+        let mut meta = call_meta(update, update_meta.rest);
         let title = update.title.as_deref().unwrap_or_default();
         if !title.is_empty() {
             meta.insert("title".into(), title.into());
@@ -278,16 +270,8 @@ impl AcpAdapter {
         update_meta: UpdateMeta<'_>,
         calls: &mut dyn CallSink,
     ) {
-        let mut meta = update_meta.rest;
-        raw_fields(
-            &mut meta,
-            [
-                ("kind", update.kind),
-                ("locations", update.locations),
-                ("rawOutput", update.raw_output),
-                ("rawInput", update.raw_input),
-            ],
-        );
+        let mut meta = call_meta(update, update_meta.rest);
+        raw_fields(&mut meta, [("rawInput", update.raw_input)]);
         let content = update.content.and_then(render);
         if let Some(content) = update.content.filter(|_| content.as_ref().is_none_or(|r| r.unrendered)) {
             meta.insert("content".into(), wire::value(content));
@@ -339,4 +323,13 @@ fn terminal_status(status: Option<&str>) -> Option<ToolCallStatus> {
         Some("failed") => Some(ToolCallStatus::Failed),
         _ => None,
     }
+}
+
+/// What an update says of a call beyond its title, arguments and result:
+/// the update's other `_meta` keys, then its `kind`, `locations` and
+/// `rawOutput` as sent.
+fn call_meta(update: &Update<'_>, rest: Meta) -> Meta {
+    let mut meta = rest;
+    raw_fields(&mut meta, [("kind", update.kind), ("locations", update.locations), ("rawOutput", update.raw_output)]);
+    meta
 }
