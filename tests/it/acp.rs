@@ -1047,3 +1047,19 @@ fn metadata_nested_too_deep_for_a_value_is_kept_as_its_text() {
     let call = &rounds[0]["tool_calls"][0];
     assert_eq!(call["meta"]["deep"], json!(deep), "{call}");
 }
+
+/// A prompt answered `end_turn` while a call is still open: the run ended
+/// well, so the call's placeholder says `completed`, like the summary.
+#[test]
+fn a_call_open_at_a_normal_end_gets_a_completed_placeholder() {
+    let input = [
+        request(1, "session/prompt", json!({"sessionId": "s", "prompt": []})),
+        tool("s", json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "ls", "status": "pending"})),
+        response(1, json!({"stopReason": "end_turn"})),
+    ];
+    let lines = lines(&input);
+    check_rounds(&lines).unwrap();
+    let call = &of_type(&lines, "round")[0]["tool_calls"][0];
+    assert_eq!(call["result"], json!({"status": "placeholder", "reason": "completed"}));
+    assert_eq!(of_type(&lines, "summary")[0]["finish_reason"], "completed");
+}

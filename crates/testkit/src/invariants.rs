@@ -113,6 +113,16 @@ pub fn check_ui_per_session(events: &[Value]) -> Result<(), String> {
 /// round, a placeholder reason that matches what closed the round), and the
 /// summaries count the same tool calls.
 pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
+    // What each run's summary says ended it: a call left open at the end
+    // gets a placeholder of that reason.
+    let ends: Vec<(&Value, &Value, &Value)> = lines
+        .iter()
+        .filter(|l| l["type"] == "summary")
+        .map(|s| (&s["session"], &s["run"], &s["finish_reason"]))
+        .collect();
+    let end_of = |round: &Value| {
+        ends.iter().find(|(session, run, _)| **session == round["session"] && **run == round["run"]).map(|e| e.2)
+    };
     let mut calls = 0;
     for round in lines.iter().filter(|l| l["type"] == "round") {
         let tool_calls = round["tool_calls"].as_array().ok_or("round without tool_calls")?;
@@ -128,7 +138,9 @@ pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
                 (Some("completed" | "failed"), _) => result["content"].is_string(),
                 (Some("placeholder"), Some("next_chunk")) => result["reason"] == "superseded",
                 (Some("placeholder"), Some("finish")) => {
-                    result["reason"] == "canceled" || result["reason"] == "interrupted"
+                    let known = ["completed", "failed", "canceled", "interrupted"];
+                    let reason = result["reason"].as_str().unwrap_or("");
+                    known.contains(&reason) && end_of(round).is_none_or(|end| end == reason)
                 }
                 _ => false,
             };
