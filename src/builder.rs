@@ -15,8 +15,10 @@ use crate::handler::StreamHandler;
 use crate::machine::{Checkpoint, CheckpointError, MachineOptions, RoundMachine};
 use crate::model::{FinishReason, Round, RoundInProgress, Summary};
 use crate::output::{Output, Outputs};
-use crate::sink::{RoundSink, SinkRecord};
+use crate::sink::{RoundSink, SinkOutcome, SinkRecord};
+use crate::sink_failure::{SinkError, SinkFailure};
 use crate::ui::{UiEvent, UiFlow, UiHandler};
+use crate::wire::OutputLine;
 
 /// Aggregates one session's stream into rounds; share it between threads
 /// (it implements [`StreamHandler`](crate::StreamHandler) with `&self` methods).
@@ -119,6 +121,9 @@ struct State {
     ui_overflow: Option<usize>,
     /// The last clock reading, passed when the machine needs none.
     last_now: u64,
+    /// Records the sink refused during calls that return nothing, for
+    /// [`RoundBuilder::take_sink_failures`].
+    failures: Vec<SinkFailure>,
 }
 
 impl Default for RoundBuilder {
@@ -156,6 +161,7 @@ impl RoundBuilder {
                 ui_delivering: false,
                 ui_overflow: None,
                 last_now: 0,
+                failures: Vec::new(),
             }),
             records_done: Condvar::new(),
             clock: Box::new(SystemClock),
@@ -189,9 +195,10 @@ impl RoundBuilder {
     /// builder.finish(roundup::FinishReason::Interrupted);
     /// assert_eq!(rounds.load(Ordering::Relaxed), 1);
     /// ```
-    pub fn with_sink<F>(self, sink: F) -> Self
+    pub fn with_sink<F, R>(self, sink: F) -> Self
     where
-        F: Fn(SinkRecord<'_>) + Send + Sync + 'static,
+        F: Fn(SinkRecord<'_>) -> R + Send + Sync + 'static,
+        R: SinkOutcome + 'static,
     {
         self.with_round_sink(sink)
     }
@@ -312,8 +319,71 @@ impl RoundBuilder {
         let before = state_ref.pending.records_len();
         let was_running = state_ref.machine.finish_if_running(reason, now, &mut state_ref.pending);
         let mine = state_ref.ticket(before);
-        self.deliver_queued(state, mine);
+        let failures = self.deliver_queued(state, mine);
+        self.keep_failures(failures);
         was_running
+    }
+
+    /// Applies one call, like every [`StreamHandler`] method, and returns
+    /// the records the sink refused while this call delivered them (its
+    /// own, and those of other threads it delivered with them), each kept
+    /// whole with the sink's error. The call itself is applied either way.
+    ///
+    /// # Errors
+    ///
+    /// [`SinkError`] when the sink failed on a record this call delivered.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use roundup::{Call, RoundBuilder, SinkRecord, StreamHandler};
+    ///
+    /// static DOWN: AtomicBool = AtomicBool::new(true);
+    /// let builder = RoundBuilder::new().with_sink(|_record: SinkRecord<'_>| {
+    ///     if DOWN.load(Ordering::Relaxed) { Err("store unreachable") } else { Ok(()) }
+    /// });
+    /// builder.message("First.");
+    /// builder.tool_call("t1", "ls");
+    /// // The last call's result closes the round: its persistence fails, the
+    /// // round is handed back, and the call itself was applied.
+    /// let status = roundup::ToolCallStatus::Completed;
+    /// let error = builder.try_call(Call::ToolUpdate { id: "t1", content: "a.txt", status }).unwrap_err();
+    /// assert_eq!(error.failures.len(), 1);
+    /// assert!(matches!(&error.failures[0].record, roundup::OutputLine::Round(r) if r.message == "First."));
+    /// assert_eq!(builder.rounds()[0].tool_calls[0].result.content(), Some("a.txt"));
+    /// DOWN.store(false, Ordering::Relaxed);
+    /// assert!(builder.try_call(Call::Message { text: " More." }).is_ok());
+    /// ```
+    pub fn try_call(&self, call: Call<'_>) -> Result<(), SinkError> {
+        let failures = self.apply(call);
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(SinkError { failures })
+        }
+    }
+
+    /// Takes the records the sink refused during calls that could not
+    /// return an error (the [`StreamHandler`] methods,
+    /// [`finish_if_running`](Self::finish_if_running)), oldest first.
+    ///
+    /// ```
+    /// use roundup::{FinishReason, RoundBuilder, SinkRecord, StreamHandler};
+    /// let builder = RoundBuilder::new().with_sink(|_: SinkRecord<'_>| Err::<(), _>("read-only database"));
+    /// builder.message("Hi");
+    /// builder.finish(FinishReason::Completed);
+    /// let failures = builder.take_sink_failures();
+    /// assert_eq!(failures.len(), 2, "the round and the summary");
+    /// assert_eq!(failures[0].error.to_string(), "read-only database");
+    /// assert!(builder.take_sink_failures().is_empty());
+    /// ```
+    pub fn take_sink_failures(&self) -> Vec<SinkFailure> {
+        std::mem::take(&mut self.state.lock().failures)
+    }
+
+    fn keep_failures(&self, failures: Vec<SinkFailure>) {
+        if !failures.is_empty() {
+            self.state.lock().failures.extend(failures);
+        }
     }
 
     /// The session's state, to restore in another builder, process or
@@ -368,7 +438,7 @@ impl RoundBuilder {
     /// readings can then reach the machine out of order by a few
     /// microseconds; the machine takes any reading (SPEC rule 12: timing
     /// is the clock's), and one thread's calls keep their order.
-    fn apply(&self, call: Call<'_>) {
+    fn apply(&self, call: Call<'_>) -> Vec<SinkFailure> {
         let mut state = self.state.lock();
         if state.machine.needs_clock(&call) {
             drop(state);
@@ -380,14 +450,16 @@ impl RoundBuilder {
         let before = state_ref.pending.records_len();
         state_ref.machine.handle(call, state_ref.last_now, &mut state_ref.pending);
         let mine = state_ref.ticket(before);
-        self.deliver_queued(state, mine);
+        self.deliver_queued(state, mine)
     }
 
     /// Delivers what is queued, records first, then UI events; each lane
     /// unless another thread is delivering it (which then does).
-    fn deliver_queued<'a>(&'a self, mut state: MutexGuard<'a, State>, mine: Option<u64>) {
+    /// Returns the records the sink refused.
+    fn deliver_queued<'a>(&'a self, mut state: MutexGuard<'a, State>, mine: Option<u64>) -> Vec<SinkFailure> {
+        let mut failures = Vec::new();
         if state.pending.is_empty() && state.ui_batches.is_empty() && state.ui_overflow.is_none() {
-            return;
+            return failures;
         }
         let mut panicked: Option<Box<dyn Any + Send>> = None;
         // The hot path (a chunk of text: UI events only, nobody delivering,
@@ -407,7 +479,7 @@ impl RoundBuilder {
             let mut batch = state.spares.pop().unwrap_or_default();
             std::mem::swap(&mut batch, &mut state.pending);
             drop(state);
-            self.deliver_batch(&batch, Lane::Ui, &mut panicked);
+            self.deliver_batch(&batch, Lane::Ui, &mut panicked, &mut failures);
             state = self.state.lock();
             state.recycle(batch);
             state.ui_delivering = false;
@@ -416,7 +488,7 @@ impl RoundBuilder {
             }
         }
         if !state.pending.is_empty() {
-            state = self.deliver_records(state, mine, &mut panicked);
+            state = self.deliver_records(state, mine, &mut panicked, &mut failures);
         }
         if (!state.ui_batches.is_empty() || state.ui_overflow.is_some()) && !state.ui_delivering {
             state.ui_delivering = true;
@@ -434,7 +506,7 @@ impl RoundBuilder {
                 let Some(batch) = state.ui_batches.pop_front() else { break };
                 state.ui_queued -= batch.ui_len();
                 drop(state);
-                self.deliver_batch(&batch, Lane::Ui, &mut panicked);
+                self.deliver_batch(&batch, Lane::Ui, &mut panicked, &mut failures);
                 state = self.state.lock();
                 state.recycle(batch);
                 if self.ui_stopped.load(Ordering::Relaxed) {
@@ -447,6 +519,7 @@ impl RoundBuilder {
         if let Some(payload) = panicked {
             resume_unwind(payload);
         }
+        failures
     }
 
     /// The records lane. A caller whose call queued records delivers them
@@ -461,6 +534,7 @@ impl RoundBuilder {
         mut state: MutexGuard<'a, State>,
         mine: Option<u64>,
         panicked: &mut Option<Box<dyn Any + Send>>,
+        failures: &mut Vec<SinkFailure>,
     ) -> MutexGuard<'a, State> {
         let delivered = |state: &State| mine.is_none_or(|mine| state.delivered_upto >= mine);
         loop {
@@ -487,7 +561,7 @@ impl RoundBuilder {
             // the records lane's unlock and relock.
             if batch.len() > batch.ui_len() {
                 drop(state);
-                self.deliver_batch(&batch, Lane::Records, panicked);
+                self.deliver_batch(&batch, Lane::Records, panicked, failures);
                 state = self.state.lock();
             }
             state.delivered_upto = state.delivered_upto.max(upto);
@@ -532,8 +606,14 @@ impl RoundBuilder {
 
     /// Hands the outputs of `batch` of one lane to their consumer. A
     /// panicking callback skips only its own output; the first panic is
-    /// kept for the caller.
-    fn deliver_batch(&self, batch: &Outputs, lane: Lane, panicked: &mut Option<Box<dyn Any + Send>>) {
+    /// kept for the caller, like the records the sink refused.
+    fn deliver_batch(
+        &self,
+        batch: &Outputs,
+        lane: Lane,
+        panicked: &mut Option<Box<dyn Any + Send>>,
+        failures: &mut Vec<SinkFailure>,
+    ) {
         let mut next = 0;
         while next < batch.len() {
             let run = catch_unwind(AssertUnwindSafe(|| {
@@ -544,7 +624,7 @@ impl RoundBuilder {
                         continue;
                     }
                     if let Some(output) = batch.get(at) {
-                        self.deliver_one(output);
+                        self.deliver_one(output, failures);
                     }
                 }
             }));
@@ -554,11 +634,13 @@ impl RoundBuilder {
         }
     }
 
-    fn deliver_one(&self, output: Output<'_>) {
+    fn deliver_one(&self, output: Output<'_>, failures: &mut Vec<SinkFailure>) {
         match output {
             Output::Record(record) => {
                 if let Some(sink) = &self.sink {
-                    sink.record(record);
+                    if let Err(error) = sink.record(record) {
+                        failures.push(SinkFailure { record: OutputLine::from(record), error });
+                    }
                 }
             }
             Output::Ui(event) => {
@@ -602,6 +684,7 @@ enum Lane {
 
 impl StreamHandler for RoundBuilder {
     fn call(&self, call: Call<'_>) {
-        self.apply(call)
+        let failures = self.apply(call);
+        self.keep_failures(failures);
     }
 }

@@ -114,6 +114,7 @@ mod record;
 mod replay;
 mod session;
 mod sink;
+mod sink_failure;
 mod store_error;
 mod ui;
 mod ui_thread;
@@ -148,7 +149,8 @@ pub use replay::{
 };
 pub use router::Router;
 pub use session::{MachineStep, Session};
-pub use sink::{RoundSink, SinkRecord};
+pub use sink::{BoxError, RoundSink, SinkOutcome, SinkRecord};
+pub use sink_failure::{SinkError, SinkFailure};
 pub use ui::{UiEvent, UiFlow, UiHandler};
 pub use ui_thread::{UiDelivery, UiThread};
 pub use wire::{write_record, write_summary, write_ui_event, OutputLine};

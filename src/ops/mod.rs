@@ -21,19 +21,18 @@ use crate::bad_line::{describe_json_error, BadLine};
 use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
-/// A JSON value as far as validation needs it: strings are kept (borrowed
-/// when they have no escapes), numbers classified, the rest only named.
-#[derive(Debug, Clone, PartialEq)]
-enum Field<'a> {
-    Str(Cow<'a, str>),
+/// A field's value as a line's decoding needs it: strings kept, numbers
+/// classified, the rest only named, an object kept whole (the value of
+/// `meta`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Field<'f> {
+    Str(&'f str),
     UInt(u64),
     Int(i64),
     Float(f64),
     Bool(bool),
     Array,
-    /// Boxed: a map is several times the size of the other values, and
-    /// every field of a line is one of these.
-    Object(Box<Meta>),
+    Object(&'f Meta),
     Null,
 }
 
@@ -63,41 +62,70 @@ impl Field<'_> {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
+/// A value as decoded, owning what it cannot borrow: a string with
+/// escapes, an object.
+#[derive(Debug, Clone, PartialEq)]
+enum Parsed<'a> {
+    Str(Cow<'a, str>),
+    UInt(u64),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Array,
+    Object(Box<Meta>),
+    Null,
+}
+
+impl Parsed<'_> {
+    fn view(&self) -> Field<'_> {
+        match self {
+            Parsed::Str(s) => Field::Str(s),
+            Parsed::UInt(n) => Field::UInt(*n),
+            Parsed::Int(n) => Field::Int(*n),
+            Parsed::Float(f) => Field::Float(*f),
+            Parsed::Bool(b) => Field::Bool(*b),
+            Parsed::Array => Field::Array,
+            Parsed::Object(object) => Field::Object(object),
+            Parsed::Null => Field::Null,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Parsed<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FieldVisitor<'a>(std::marker::PhantomData<Field<'a>>);
-        impl<'de: 'a, 'a> Visitor<'de> for FieldVisitor<'a> {
-            type Value = Field<'a>;
+        struct ParsedVisitor<'a>(std::marker::PhantomData<Parsed<'a>>);
+        impl<'de: 'a, 'a> Visitor<'de> for ParsedVisitor<'a> {
+            type Value = Parsed<'a>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Field::Str(Cow::Borrowed(v)))
+                Ok(Parsed::Str(Cow::Borrowed(v)))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Field::Str(Cow::Owned(v.to_owned())))
+                Ok(Parsed::Str(Cow::Owned(v.to_owned())))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Field::Str(Cow::Owned(v)))
+                Ok(Parsed::Str(Cow::Owned(v)))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Field::UInt(v))
+                Ok(Parsed::UInt(v))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(if v >= 0 { Field::UInt(v as u64) } else { Field::Int(v) })
+                Ok(if v >= 0 { Parsed::UInt(v as u64) } else { Parsed::Int(v) })
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(Field::Float(v))
+                Ok(Parsed::Float(v))
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-                Ok(Field::Bool(v))
+                Ok(Parsed::Bool(v))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Field::Null)
+                Ok(Parsed::Null)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Field::Array)
+                Ok(Parsed::Array)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 // Kept whole: an object is the value of `meta`.
@@ -105,64 +133,176 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
                 while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
                     object.insert(key, value);
                 }
-                Ok(Field::Object(Box::new(object)))
+                Ok(Parsed::Object(Box::new(object)))
             }
         }
-        deserializer.deserialize_any(FieldVisitor(std::marker::PhantomData))
+        deserializer.deserialize_any(ParsedVisitor(std::marker::PhantomData))
     }
 }
 
-/// The fields an ops line may have; anything else is ignored. `null` reads
-/// as absent.
-#[derive(Debug, Default, PartialEq)]
-struct Fields<'a> {
-    op: Option<Field<'a>>,
-    session: Option<Field<'a>>,
-    at_ms: Option<Field<'a>>,
-    text: Option<Field<'a>>,
-    id: Option<Field<'a>>,
-    title: Option<Field<'a>>,
-    content: Option<Field<'a>>,
-    status: Option<Field<'a>>,
-    args: Option<Field<'a>>,
-    total: Option<Field<'a>>,
-    reason: Option<Field<'a>>,
-    kind: Option<Field<'a>>,
-    detail: Option<Field<'a>>,
-    meta: Option<Field<'a>>,
-    replace: Option<Field<'a>>,
-    name: Option<Field<'a>>,
+/// A stored field: plain data, so that a line's sixteen slots cost nothing
+/// to drop; what it owns (a string with escapes, an object) is in the
+/// line's [`Fields`], by index.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+enum Slot<'a> {
+    /// Absent, or `null`.
+    #[default]
+    Absent,
+    Str(&'a str),
+    /// A decoded string: a range of the line's `decoded` text.
+    Decoded(u32, u32),
+    UInt(u64),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Array,
+    Object(u32),
 }
 
-/// The known field names, recognised without allocating.
+/// The known fields an ops line has; anything else is ignored. `null`
+/// reads as absent.
+#[derive(Debug, Default)]
+struct Fields<'a> {
+    slots: [Slot<'a>; 16],
+    /// The fields met, `null` ones included: a repeated field is an error.
+    seen: u16,
+    /// The strings that had escapes, decoded, one after another.
+    decoded: Buffer<'a>,
+    /// The objects, kept whole.
+    objects: Vec<Meta>,
+}
+
+/// The text of a line's decoded strings: its own, or one lent by a reader
+/// of many lines, so that a line with an escape costs no allocation.
+#[derive(Debug)]
+enum Buffer<'a> {
+    Own(String),
+    Lent(&'a mut String),
+}
+
+impl Default for Buffer<'_> {
+    fn default() -> Self {
+        Buffer::Own(String::new())
+    }
+}
+
+impl std::ops::Deref for Buffer<'_> {
+    type Target = String;
+    fn deref(&self) -> &String {
+        match self {
+            Buffer::Own(text) => text,
+            Buffer::Lent(text) => text,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Buffer<'_> {
+    fn deref_mut(&mut self) -> &mut String {
+        match self {
+            Buffer::Own(text) => text,
+            Buffer::Lent(text) => text,
+        }
+    }
+}
+
+const OP: u8 = 0;
+const SESSION: u8 = 1;
+const AT_MS: u8 = 2;
+const TEXT: u8 = 3;
+const ID: u8 = 4;
+const TITLE: u8 = 5;
+const CONTENT: u8 = 6;
+const STATUS: u8 = 7;
+const ARGS: u8 = 8;
+const TOTAL: u8 = 9;
+const REASON: u8 = 10;
+const KIND: u8 = 11;
+const DETAIL: u8 = 12;
+const META: u8 = 13;
+const REPLACE: u8 = 14;
+const NAME: u8 = 15;
+
+/// The known field names, by index.
 const FIELD_NAMES: [&str; 16] = [
     "op", "session", "at_ms", "text", "id", "title", "content", "status", "args", "total", "reason", "kind", "detail",
     "meta", "replace", "name",
 ];
 
 /// A key of an ops line: the index of a known field, or none.
-struct Key(Option<usize>);
+struct Key(Option<u8>);
 
 impl Key {
     fn of(name: &str) -> Key {
         // A match compiles to a switch on the length, then one comparison.
         Key(Some(match name {
-            "op" => 0,
-            "session" => 1,
-            "at_ms" => 2,
-            "text" => 3,
-            "id" => 4,
-            "title" => 5,
-            "content" => 6,
-            "status" => 7,
-            "args" => 8,
-            "total" => 9,
-            "reason" => 10,
-            "kind" => 11,
-            "detail" => 12,
-            "meta" => 13,
-            "replace" => 14,
-            "name" => 15,
+            "op" => OP,
+            "session" => SESSION,
+            "at_ms" => AT_MS,
+            "text" => TEXT,
+            "id" => ID,
+            "title" => TITLE,
+            "content" => CONTENT,
+            "status" => STATUS,
+            "args" => ARGS,
+            "total" => TOTAL,
+            "reason" => REASON,
+            "kind" => KIND,
+            "detail" => DETAIL,
+            "meta" => META,
+            "replace" => REPLACE,
+            "name" => NAME,
+            _ => return Key(None),
+        }))
+    }
+}
+
+impl Key {
+    /// The key whose bytes, little-endian and zero-padded, are `word`: a
+    /// key of up to seven bytes matched as one number.
+    fn of_word(word: u64) -> Key {
+        const fn word_of(name: &str) -> u64 {
+            let bytes = name.as_bytes();
+            let mut word = 0u64;
+            let mut at = bytes.len();
+            while at > 0 {
+                at -= 1;
+                word = (word << 8) | bytes[at] as u64;
+            }
+            word
+        }
+        const OP_WORD: u64 = word_of("op");
+        const SESSION_WORD: u64 = word_of("session");
+        const AT_MS_WORD: u64 = word_of("at_ms");
+        const TEXT_WORD: u64 = word_of("text");
+        const ID_WORD: u64 = word_of("id");
+        const TITLE_WORD: u64 = word_of("title");
+        const CONTENT_WORD: u64 = word_of("content");
+        const STATUS_WORD: u64 = word_of("status");
+        const ARGS_WORD: u64 = word_of("args");
+        const TOTAL_WORD: u64 = word_of("total");
+        const REASON_WORD: u64 = word_of("reason");
+        const KIND_WORD: u64 = word_of("kind");
+        const DETAIL_WORD: u64 = word_of("detail");
+        const META_WORD: u64 = word_of("meta");
+        const REPLACE_WORD: u64 = word_of("replace");
+        const NAME_WORD: u64 = word_of("name");
+        Key(Some(match word {
+            OP_WORD => OP,
+            SESSION_WORD => SESSION,
+            AT_MS_WORD => AT_MS,
+            TEXT_WORD => TEXT,
+            ID_WORD => ID,
+            TITLE_WORD => TITLE,
+            CONTENT_WORD => CONTENT,
+            STATUS_WORD => STATUS,
+            ARGS_WORD => ARGS,
+            TOTAL_WORD => TOTAL,
+            REASON_WORD => REASON,
+            KIND_WORD => KIND,
+            DETAIL_WORD => DETAIL,
+            META_WORD => META,
+            REPLACE_WORD => REPLACE,
+            NAME_WORD => NAME,
             _ => return Key(None),
         }))
     }
@@ -185,26 +325,63 @@ impl<'de> Deserialize<'de> for Key {
 }
 
 impl<'a> Fields<'a> {
-    fn slot(&mut self, index: usize) -> Option<&mut Option<Field<'a>>> {
-        Some(match index {
-            0 => &mut self.op,
-            1 => &mut self.session,
-            2 => &mut self.at_ms,
-            3 => &mut self.text,
-            4 => &mut self.id,
-            5 => &mut self.title,
-            6 => &mut self.content,
-            7 => &mut self.status,
-            8 => &mut self.args,
-            9 => &mut self.total,
-            10 => &mut self.reason,
-            11 => &mut self.kind,
-            12 => &mut self.detail,
-            13 => &mut self.meta,
-            14 => &mut self.replace,
-            15 => &mut self.name,
-            _ => return None,
+    /// The field of this index, unless absent or `null`.
+    fn get(&self, index: u8) -> Option<Field<'_>> {
+        Some(match *self.slots.get(usize::from(index))? {
+            Slot::Absent => return None,
+            Slot::Str(s) => Field::Str(s),
+            Slot::Decoded(start, end) => Field::Str(self.decoded.get(start as usize..end as usize)?),
+            Slot::UInt(n) => Field::UInt(n),
+            Slot::Int(n) => Field::Int(n),
+            Slot::Float(f) => Field::Float(f),
+            Slot::Bool(b) => Field::Bool(b),
+            Slot::Array => Field::Array,
+            Slot::Object(at) => Field::Object(self.objects.get(at as usize)?),
         })
+    }
+
+    /// Sets a field; `false` when the line had it already.
+    #[inline]
+    fn set_slot(&mut self, index: u8, slot: Slot<'a>) -> bool {
+        let bit = 1u16.checked_shl(u32::from(index)).unwrap_or(0);
+        if bit == 0 || self.seen & bit != 0 {
+            return false;
+        }
+        self.seen |= bit;
+        if let Some(at) = self.slots.get_mut(usize::from(index)) {
+            *at = slot;
+        }
+        true
+    }
+
+    /// Sets a field from a decoded value; `false` when the line had it
+    /// already.
+    fn set(&mut self, index: u8, value: Parsed<'a>) -> bool {
+        if self.seen & 1u16.checked_shl(u32::from(index)).unwrap_or(0) != 0 {
+            return false;
+        }
+        let slot = match value {
+            Parsed::Str(Cow::Borrowed(s)) => Slot::Str(s),
+            Parsed::Str(Cow::Owned(s)) => {
+                let start = self.decoded.len();
+                self.decoded.push_str(&s);
+                match (u32::try_from(start), u32::try_from(self.decoded.len())) {
+                    (Ok(start), Ok(end)) => Slot::Decoded(start, end),
+                    _ => return false,
+                }
+            }
+            Parsed::UInt(n) => Slot::UInt(n),
+            Parsed::Int(n) => Slot::Int(n),
+            Parsed::Float(f) => Slot::Float(f),
+            Parsed::Bool(b) => Slot::Bool(b),
+            Parsed::Array => Slot::Array,
+            Parsed::Object(object) => {
+                self.objects.push(*object);
+                Slot::Object((self.objects.len() - 1) as u32)
+            }
+            Parsed::Null => Slot::Absent,
+        };
+        self.set_slot(index, slot)
     }
 }
 
@@ -221,20 +398,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'a>, A::Error> {
                 let mut fields = Fields::default();
-                let mut seen = 0u16;
                 while let Some(Key(index)) = map.next_key::<Key>()? {
                     let Some(index) = index else {
                         map.next_value::<IgnoredAny>()?;
                         continue;
                     };
-                    if seen & (1 << index) != 0 {
-                        return Err(de::Error::duplicate_field(FIELD_NAMES[index]));
+                    if fields.seen & (1 << index) != 0 {
+                        return Err(de::Error::duplicate_field(FIELD_NAMES[usize::from(index)]));
                     }
-                    seen |= 1 << index;
-                    let value = map.next_value::<Field<'a>>()?;
-                    if let Some(slot) = fields.slot(index) {
-                        *slot = Some(value).filter(|v| *v != Field::Null);
-                    }
+                    let value = map.next_value::<Parsed<'a>>()?;
+                    fields.set(index, value);
                 }
                 Ok(fields)
             }
@@ -247,9 +420,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
 #[derive(Debug, Default, Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow)]
-    session: Option<Field<'a>>,
+    session: Option<Parsed<'a>>,
     #[serde(borrow)]
-    at_ms: Option<Field<'a>>,
+    at_ms: Option<Parsed<'a>>,
 }
 
 /// One decoded line of ops JSONL.
@@ -280,7 +453,26 @@ impl<'a> OpsLine<'a> {
     /// repeats a known field); the error still carries the line's session
     /// and clock reading when they can be read.
     pub fn parse(line: &'a [u8]) -> Result<Self, BadLine> {
-        Self::parse_with(line, true)
+        Self::parse_with(line, true, None)
+    }
+
+    /// [`parse`](Self::parse), decoding the strings that have escapes into
+    /// `scratch` (cleared first) rather than into a buffer of the line's
+    /// own: a reader of many lines lends the same one to each, and a line
+    /// with an escape then costs no allocation.
+    ///
+    /// ```
+    /// use roundup::{Call, OpsLine};
+    /// let mut scratch = String::new();
+    /// for text in [r#"a \"quote\""#, r"a\nnewline"] {
+    ///     let json = format!(r#"{{"op":"message","text":"{text}"}}"#);
+    ///     let line = OpsLine::parse_reusing(json.as_bytes(), &mut scratch).unwrap();
+    ///     assert!(matches!(line.call(), Ok(Some(Call::Message { text })) if !text.contains('\\')));
+    /// }
+    /// ```
+    pub fn parse_reusing(line: &'a [u8], scratch: &'a mut String) -> Result<Self, BadLine> {
+        scratch.clear();
+        Self::parse_with(line, true, Some(scratch))
     }
 
     /// [`parse`](Self::parse) without the fast path for flat objects: every
@@ -289,7 +481,7 @@ impl<'a> OpsLine<'a> {
     /// `--cfg fuzzing`).
     #[cfg(any(test, fuzzing))]
     pub fn parse_through_serde(line: &'a [u8]) -> Result<Self, BadLine> {
-        Self::parse_with(line, false)
+        Self::parse_with(line, false, None)
     }
 
     /// Whether `line` takes the fast path. For tests of the fast path.
@@ -299,43 +491,71 @@ impl<'a> OpsLine<'a> {
         std::str::from_utf8(line).is_ok_and(|text| scan::scan(text, &mut Fields::default()))
     }
 
-    fn parse_with(line: &'a [u8], fast: bool) -> Result<Self, BadLine> {
-        let line = trim_line_end(line);
-        if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-            let reason = match serde_json::from_slice::<Field<'_>>(line) {
-                Ok(value) => format!("expected a JSON object, found {}", value.type_name()),
-                Err(error) => describe_json_error(&error),
-            };
-            return Err(BadLine { reason, session: None, at_ms: None });
+    fn parse_with(line: &'a [u8], fast: bool, scratch: Option<&'a mut String>) -> Result<Self, BadLine> {
+        let (line, text) = object_line(line)?;
+        let mut parsed = OpsLine::new(line, scratch);
+        parsed.fill(text, fast)?;
+        Ok(parsed)
+    }
+
+    /// [`parse_reusing`](Self::parse_reusing), handing the line to `then`
+    /// where it lies: a decoded line is some 400 bytes of fields, and a
+    /// reader of many short lines would spend a measurable share of its time
+    /// moving each out of a `Result`.
+    pub(crate) fn read<R>(
+        line: &'a [u8],
+        scratch: &'a mut String,
+        then: impl FnOnce(Result<&OpsLine<'a>, BadLine>) -> R,
+    ) -> R {
+        let (line, text) = match object_line(line) {
+            Ok(read) => read,
+            Err(error) => return then(Err(error)),
+        };
+        scratch.clear();
+        let mut parsed = OpsLine::new(line, Some(scratch));
+        match parsed.fill(text, true) {
+            Ok(()) => then(Ok(&parsed)),
+            Err(error) => then(Err(error)),
         }
-        // Validating the whole line at once is much faster than validating
-        // each string as it is decoded; an invalid line then goes through
-        // the slower per-string path, which names the column.
-        let text = std::str::from_utf8(line);
+    }
+
+    fn new(line: &'a [u8], scratch: Option<&'a mut String>) -> Self {
         let mut parsed = OpsLine { fields: Fields::default(), line };
-        // The fast path fills the fields in place: moving them (400 bytes)
-        // costs more than scanning a short line.
+        if let Some(scratch) = scratch {
+            parsed.fields.decoded = Buffer::Lent(scratch);
+        }
+        parsed
+    }
+
+    /// Decodes the line's fields in place: through the fast path when
+    /// `fast` and the line is of its shape, else through serde.
+    fn fill(&mut self, text: Result<&'a str, std::str::Utf8Error>, fast: bool) -> Result<(), BadLine> {
         if let (Ok(text), true) = (text, fast) {
-            if scan::scan(text, &mut parsed.fields) {
-                return Ok(parsed);
+            if scan::scan(text, &mut self.fields) {
+                return Ok(());
             }
         }
+        let line = self.line;
         let decoded = match text {
             Ok(text) => serde_json::from_str::<Fields<'a>>(text),
             Err(_) => serde_json::from_slice::<Fields<'a>>(line),
         };
         match decoded {
             Ok(fields) => {
-                parsed.fields = fields;
-                Ok(parsed)
+                self.fields = fields;
+                Ok(())
             }
             Err(error) => {
-                let envelope = serde_json::from_slice::<Envelope<'_>>(line).unwrap_or_default();
-                let reason = describe_json_error(&error);
+                // What a line that is not JSON can still tell, if anything.
+                let envelope = serde_json::from_slice::<Envelope<'_>>(line).ok();
+                let (session, at_ms) = envelope.map_or((None, None), |e| (e.session, e.at_ms));
                 Err(BadLine {
-                    reason,
-                    session: envelope.session.as_ref().and_then(string),
-                    at_ms: envelope.at_ms.as_ref().and_then(Field::as_clock),
+                    reason: describe_json_error(&error),
+                    session: match session {
+                        Some(Parsed::Str(s)) => Some(s.into_owned()),
+                        _ => None,
+                    },
+                    at_ms: at_ms.as_ref().and_then(|at| at.view().as_clock()),
                 })
             }
         }
@@ -343,7 +563,7 @@ impl<'a> OpsLine<'a> {
 
     /// The line's session, when it is a string.
     pub fn session(&self) -> Option<&str> {
-        match &self.fields.session {
+        match self.fields.get(SESSION) {
             Some(Field::Str(s)) => Some(s),
             _ => None,
         }
@@ -351,7 +571,7 @@ impl<'a> OpsLine<'a> {
 
     /// The line's clock reading, when `at_ms` is a number.
     pub fn at_ms(&self) -> Option<u64> {
-        self.fields.at_ms.as_ref().and_then(Field::as_clock)
+        self.fields.get(AT_MS).and_then(|at| at.as_clock())
     }
 
     /// The call the line records; `Ok(None)` for an op this version does
@@ -366,63 +586,65 @@ impl<'a> OpsLine<'a> {
 
     fn decode(&self) -> Result<Option<Call<'_>>, String> {
         let f = &self.fields;
-        optional_str("session", &f.session)?;
-        if let Some(at_ms) = &f.at_ms {
+        optional_str("session", f.get(SESSION))?;
+        if let Some(at_ms) = f.get(AT_MS) {
             if at_ms.as_clock().is_none() {
                 return Err(wrong_type("at_ms", "a number", at_ms));
             }
         }
-        let op = required_str("op", &f.op)?;
+        let op = required_str("op", f.get(OP))?;
         Ok(Some(match op {
-            "message" => Call::Message { text: required_str("text", &f.text)? },
-            "thought" => Call::Thought { text: required_str("text", &f.text)? },
+            "message" => Call::Message { text: required_str("text", f.get(TEXT))? },
+            "thought" => Call::Thought { text: required_str("text", f.get(TEXT))? },
             "tool_call" => Call::ToolCall {
-                id: required_str("id", &f.id)?,
-                title: optional_str("title", &f.title)?.unwrap_or_default(),
-                name: optional_str("name", &f.name)?.unwrap_or_default(),
+                id: required_str("id", f.get(ID))?,
+                title: optional_str("title", f.get(TITLE))?.unwrap_or_default(),
+                name: optional_str("name", f.get(NAME))?.unwrap_or_default(),
             },
             "tool_update" => {
-                let id = required_str("id", &f.id)?;
-                let status = required_str("status", &f.status)?;
+                let id = required_str("id", f.get(ID))?;
+                let status = required_str("status", f.get(STATUS))?;
                 let status = ToolCallStatus::parse(status)
                     .ok_or_else(|| out_of_enum("status", "pending, in_progress, completed, failed", status))?;
-                let content = optional_str("content", &f.content)?.unwrap_or_default();
+                let content = optional_str("content", f.get(CONTENT))?.unwrap_or_default();
                 Call::ToolUpdate { id, content, status }
             }
             "args_snapshot" => {
-                Call::ArgsSnapshot { id: required_str("id", &f.id)?, args: required_str("args", &f.args)? }
+                Call::ArgsSnapshot { id: required_str("id", f.get(ID))?, args: required_str("args", f.get(ARGS))? }
             }
             "tool_output" => Call::ToolOutput {
-                id: required_str("id", &f.id)?,
-                content: required_str("content", &f.content)?,
-                replace: match &f.replace {
+                id: required_str("id", f.get(ID))?,
+                content: required_str("content", f.get(CONTENT))?,
+                replace: match f.get(REPLACE) {
                     None => false,
-                    Some(Field::Bool(replace)) => *replace,
+                    Some(Field::Bool(replace)) => replace,
                     Some(other) => return Err(wrong_type("replace", "a boolean", other)),
                 },
             },
-            "token_usage" => match &f.total {
-                Some(Field::UInt(total)) => Call::TokenUsage { total: *total },
+            "token_usage" => match f.get(TOTAL) {
+                Some(Field::UInt(total)) => Call::TokenUsage { total },
                 Some(other) => return Err(wrong_type("total", "a non-negative integer", other)),
                 None => return Err(missing("total")),
             },
             "start" => Call::Start,
             "finish" => {
-                let reason = required_str("reason", &f.reason)?;
+                let reason = required_str("reason", f.get(REASON))?;
                 let reason =
                     FinishReason::parse(reason).ok_or_else(|| out_of_enum("reason", FinishReason::NAMES, reason))?;
                 Call::Finish { reason }
             }
-            "tool_meta" => Call::ToolMeta { id: required_str("id", &f.id)?, meta: required_object("meta", &f.meta)? },
-            "run_meta" => Call::RunMeta { meta: required_object("meta", &f.meta)? },
-            "round_meta" => Call::RoundMeta { meta: required_object("meta", &f.meta)? },
+            "tool_meta" => {
+                Call::ToolMeta { id: required_str("id", f.get(ID))?, meta: required_object("meta", f.get(META))? }
+            }
+            "run_meta" => Call::RunMeta { meta: required_object("meta", f.get(META))? },
+            "round_meta" => Call::RoundMeta { meta: required_object("meta", f.get(META))? },
             "anomaly" => {
-                let kind = required_str("kind", &f.kind)?;
+                let kind = required_str("kind", f.get(KIND))?;
                 let kind = AnomalyKind::parse(kind).ok_or_else(|| out_of_enum("kind", "an anomaly kind", kind))?;
                 Call::Anomaly {
                     kind,
-                    id: optional_str("id", &f.id)?,
-                    detail: optional_str("detail", &f.detail)?.unwrap_or_default(),
+                    id: optional_str("id", f.get(ID))?,
+                    detail: optional_str("detail", f.get(DETAIL))?.unwrap_or_default(),
                 }
             }
             _ => Call::Unknown {
@@ -434,14 +656,7 @@ impl<'a> OpsLine<'a> {
     }
 }
 
-fn string(field: &Field<'_>) -> Option<String> {
-    match field {
-        Field::Str(s) => Some(s.to_string()),
-        _ => None,
-    }
-}
-
-fn required_object<'f>(name: &str, field: &'f Option<Field<'_>>) -> Result<&'f Meta, String> {
+fn required_object<'f>(name: &str, field: Option<Field<'f>>) -> Result<&'f Meta, String> {
     match field {
         None => Err(missing(name)),
         Some(Field::Object(object)) => Ok(object),
@@ -449,11 +664,11 @@ fn required_object<'f>(name: &str, field: &'f Option<Field<'_>>) -> Result<&'f M
     }
 }
 
-fn required_str<'f>(name: &str, field: &'f Option<Field<'_>>) -> Result<&'f str, String> {
+fn required_str<'f>(name: &str, field: Option<Field<'f>>) -> Result<&'f str, String> {
     optional_str(name, field)?.ok_or_else(|| missing(name))
 }
 
-fn optional_str<'f>(name: &str, field: &'f Option<Field<'_>>) -> Result<Option<&'f str>, String> {
+fn optional_str<'f>(name: &str, field: Option<Field<'f>>) -> Result<Option<&'f str>, String> {
     match field {
         None => Ok(None),
         Some(Field::Str(s)) => Ok(Some(s)),
@@ -465,13 +680,31 @@ fn missing(name: &str) -> String {
     format!("missing field `{name}`")
 }
 
-fn wrong_type(name: &str, expected: &str, found: &Field<'_>) -> String {
+fn wrong_type(name: &str, expected: &str, found: Field<'_>) -> String {
     format!("field `{name}`: expected {expected}, found {}", found.type_name())
 }
 
 fn out_of_enum(name: &str, allowed: &str, found: &str) -> String {
     let shown: String = found.chars().take(64).collect();
     format!("field `{name}`: expected one of {allowed}, found {shown:?}")
+}
+
+/// The line without its terminator, if it is a JSON object (its first
+/// byte that is not a space is `{`), with its text when it is UTF-8.
+/// Validating the whole line at once is much faster than validating each
+/// string as it is decoded; a line that is not UTF-8 goes through the
+/// slower per-string path, which names the column.
+#[allow(clippy::type_complexity)]
+fn object_line(line: &[u8]) -> Result<(&[u8], Result<&str, std::str::Utf8Error>), BadLine> {
+    let line = trim_line_end(line);
+    if line.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        let reason = match serde_json::from_slice::<Parsed<'_>>(line) {
+            Ok(value) => format!("expected a JSON object, found {}", value.view().type_name()),
+            Err(error) => describe_json_error(&error),
+        };
+        return Err(BadLine { reason, session: None, at_ms: None });
+    }
+    Ok((line, std::str::from_utf8(line)))
 }
 
 /// The line without its terminator (`\n` or `\r\n`), so that positions

@@ -11,9 +11,7 @@
 //! through serde, which also words the errors. The two paths are checked to
 //! agree on every input by a property test and a fuzz target.
 
-use std::borrow::Cow;
-
-use super::{Field, Fields, Key};
+use super::{Fields, Key, Slot};
 
 /// Scans `line` (already valid UTF-8, without its line terminator) into
 /// `fields`; `false` when the line is not of the simple shape (`fields` is
@@ -29,26 +27,22 @@ fn scan_fields<'a>(line: &'a str, fields: &mut Fields<'a>) -> Option<()> {
         return None;
     }
     at = skip_space(bytes, at + 1);
-    let mut seen = 0u16;
     if bytes.get(at) == Some(&b'}') {
         return finish(bytes, at + 1);
     }
     loop {
-        let (key, end) = string(line, at)?;
-        let Cow::Borrowed(key) = key else { return None };
+        let (key, end) = key(line, at)?;
         at = skip_space(bytes, end);
         if bytes.get(at) != Some(&b':') {
             return None;
         }
         at = skip_space(bytes, at + 1);
-        let (value, end) = value(line, at)?;
+        let (value, end) = value(line, at, &mut fields.decoded)?;
         at = skip_space(bytes, end);
-        if let Key(Some(index)) = Key::of(key) {
-            if seen & (1 << index) != 0 {
+        if let Key(Some(index)) = key {
+            if !fields.set_slot(index, value) {
                 return None;
             }
-            seen |= 1 << index;
-            *fields.slot(index)? = Some(value);
         }
         match bytes.get(at) {
             Some(b',') => at = skip_space(bytes, at + 1),
@@ -70,31 +64,84 @@ fn skip_space(bytes: &[u8], mut at: usize) -> usize {
 }
 
 /// A string value, a plain non-negative integer, or `true` / `false`.
-fn value(line: &str, at: usize) -> Option<(Field<'_>, usize)> {
+fn value<'a>(line: &'a str, at: usize, decoded: &mut String) -> Option<(Slot<'a>, usize)> {
     let bytes = line.as_bytes();
     match bytes.get(at)? {
-        b'"' => string(line, at).map(|(s, end)| (Field::Str(s), end)),
-        b't' if bytes[at..].starts_with(b"true") => Some((Field::Bool(true), at + 4)),
-        b'f' if bytes[at..].starts_with(b"false") => Some((Field::Bool(false), at + 5)),
+        b'"' => string(line, at, decoded),
+        b't' if bytes[at..].starts_with(b"true") => Some((Slot::Bool(true), at + 4)),
+        b'f' if bytes[at..].starts_with(b"false") => Some((Slot::Bool(false), at + 5)),
         b'0'..=b'9' => {
-            let digits = bytes[at..].iter().take_while(|b| b.is_ascii_digit()).count();
-            let end = at + digits;
+            let mut number = 0u64;
+            let mut end = at;
+            // Clock readings have 13 digits: eight at a time, then one by one.
+            while let Some(eight) = bytes.get(end..end + 8).and_then(eight_digits) {
+                number = number.checked_mul(100_000_000)?.checked_add(eight)?;
+                end += 8;
+            }
+            while let Some(digit @ b'0'..=b'9') = bytes.get(end) {
+                // Out of the 64-bit range: serde words it.
+                number = number.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+                end += 1;
+            }
             // A leading zero, a fraction or an exponent: serde words it.
-            if (digits > 1 && bytes[at] == b'0') || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
+            if (end - at > 1 && bytes[at] == b'0') || matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
                 return None;
             }
-            let number = line.get(at..end)?.parse().ok()?;
-            Some((Field::UInt(number), end))
+            Some((Slot::UInt(number), end))
         }
         _ => None,
     }
 }
 
+/// The number the eight bytes spell when they are all ASCII digits.
+fn eight_digits(bytes: &[u8]) -> Option<u64> {
+    let word = u64::from_le_bytes(bytes.try_into().ok()?);
+    // Each byte 0x30..=0x39: its high nibble is 3, and adding 6 keeps it 3.
+    let nibbles = 0xF0F0_F0F0_F0F0_F0F0u64;
+    let threes = 0x3030_3030_3030_3030u64;
+    if word & nibbles != threes || word.wrapping_add(0x0606_0606_0606_0606) & nibbles != threes {
+        return None;
+    }
+    // The digits, first in the lowest byte, combined pairwise: 2, 4, then 8.
+    let digits = word - threes;
+    let pairs = (digits * 10 + (digits >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let fours = (pairs * 100 + (pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
+    Some((fours * 10_000 + (fours >> 32)) & 0xFFFF_FFFF)
+}
+
+/// The key starting at the quote at `at`, and the index after its closing
+/// quote. Every known key is shorter than eight bytes: when the closing
+/// quote is among the eight bytes after the opening one, the key is read as
+/// one word and matched as a number; anything else goes through
+/// [`string`].
+fn key(line: &str, at: usize) -> Option<(Key, usize)> {
+    let bytes = line.as_bytes();
+    if bytes.get(at) != Some(&b'"') {
+        return None;
+    }
+    let start = at + 1;
+    if let Some(Ok(word)) = bytes.get(start..start + 8).map(<[u8; 8]>::try_from) {
+        let word = u64::from_le_bytes(word);
+        let special = special_bytes(word);
+        let len = (special.trailing_zeros() / 8) as usize;
+        if special != 0 && bytes[start + len] == b'"' {
+            let key = word & ((1u64 << (len * 8)) - 1);
+            return Some((Key::of_word(key), start + len + 1));
+        }
+    }
+    // A key with an escape is left to serde.
+    let end = start + plain_run(&bytes[start..]);
+    if bytes.get(end)? != &b'"' {
+        return None;
+    }
+    Some((Key::of(line.get(start..end)?), end + 1))
+}
+
 /// The string starting at the quote at `at`, and the index after its
-/// closing quote. Borrowed when it has no escape, decoded in one pass when
-/// it has; an invalid escape or a raw control character gives up (serde
-/// then words the error).
-fn string(line: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
+/// closing quote. Borrowed when it has no escape; decoded in one pass onto
+/// the end of `decoded` when it has. An invalid escape or a raw control
+/// character gives up (serde then words the error).
+fn string<'a>(line: &'a str, at: usize, decoded: &mut String) -> Option<(Slot<'a>, usize)> {
     let bytes = line.as_bytes();
     if bytes.get(at) != Some(&b'"') {
         return None;
@@ -102,13 +149,18 @@ fn string(line: &str, at: usize) -> Option<(Cow<'_, str>, usize)> {
     let start = at + 1;
     let mut end = start + plain_run(&bytes[start..]);
     if bytes.get(end)? == &b'"' {
-        return Some((Cow::Borrowed(line.get(start..end)?), end + 1));
+        return Some((Slot::Str(line.get(start..end)?), end + 1));
     }
-    let mut decoded = String::with_capacity(end - start + 16);
+    let first = decoded.len();
+    // The decoded string is at most as long as the rest of the line.
+    decoded.reserve(bytes.len() - start);
     decoded.push_str(line.get(start..end)?);
     loop {
         match bytes.get(end)? {
-            b'"' => return Some((Cow::Owned(decoded), end + 1)),
+            b'"' => {
+                let range = (u32::try_from(first).ok()?, u32::try_from(decoded.len()).ok()?);
+                return Some((Slot::Decoded(range.0, range.1), end + 1));
+            }
             b'\\' => {
                 let (c, len) = escape(bytes, end)?;
                 decoded.push(c);
@@ -163,11 +215,6 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
 /// string: not a quote, a backslash or a control character. Eight bytes at
 /// a time, the last few padded, so a short string costs one step.
 fn plain_run(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero: its high bit is set in the result. Borrows make
-    // false positives only above a true one, so the lowest is exact.
-    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
     let mut at = 0;
     while at < bytes.len() {
         let chunk = &bytes[at..bytes.len().min(at + 8)];
@@ -177,10 +224,7 @@ fn plain_run(bytes: &[u8]) -> usize {
             // would be a call to memcpy).
             Err(_) => chunk.iter().rev().fold(u64::from_le_bytes([b'a'; 8]), |w, &b| (w << 8) | u64::from(b)),
         };
-        let special = zero_bytes(word ^ (ONES * u64::from(b'"')))
-            | zero_bytes(word ^ (ONES * u64::from(b'\\')))
-            // Bytes below 0x20: subtracting 0x20 borrows into the high bit.
-            | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
+        let special = special_bytes(word);
         if special != 0 {
             return at + (special.trailing_zeros() / 8) as usize;
         }
@@ -189,8 +233,24 @@ fn plain_run(bytes: &[u8]) -> usize {
     bytes.len()
 }
 
+/// The bytes of `word` (little-endian) that need attention in a JSON
+/// string, a quote, a backslash or a control character, each marked by its
+/// high bit; the lowest mark is exact (borrows make false marks only above
+/// a true one).
+fn special_bytes(word: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero: its high bit is set in the result.
+    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    zero_bytes(word ^ (ONES * u64::from(b'"')))
+        | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+        // Bytes below 0x20: subtracting 0x20 borrows into the high bit.
+        | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::Field;
     use super::*;
 
     #[test]
@@ -208,11 +268,33 @@ mod tests {
     }
 
     #[test]
+    fn eight_digits_read_as_a_number() {
+        assert_eq!(eight_digits(b"12345678"), Some(12_345_678));
+        assert_eq!(eight_digits(b"00000009"), Some(9));
+        assert_eq!(eight_digits(b"99999999"), Some(99_999_999));
+        for not_digits in [&b"1234567:"[..], b"/2345678", b"1234 678", b"12345\xb078", b"1234567"] {
+            assert_eq!(eight_digits(not_digits), None, "{not_digits:?}");
+        }
+        for line in
+            [r#"{"at_ms":1700000000020}"#, r#"{"at_ms":18446744073709551615}"#, r#"{"at_ms":123456789012345678}"#]
+        {
+            let mut f = Fields::default();
+            assert!(scan(line, &mut f), "{line}");
+            let expected: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(f.get(super::super::AT_MS), Some(Field::UInt(expected["at_ms"].as_u64().unwrap())));
+        }
+        assert!(!scan(r#"{"at_ms":18446744073709551616}"#, &mut Fields::default()), "out of range: serde words it");
+    }
+
+    #[test]
     fn escapes_decode_as_serde_json_decodes_them() {
         for text in [r#"\"\\\/\b\f\n\r\t"#, r"\u0041\u00e9\u2603", r"\ud83d\ude00", r"a\u0000b", "pré\\n😀"] {
             let line = format!(r#""{text}""#);
             let expected: String = serde_json::from_str(&line).unwrap();
-            assert_eq!(string(&line, 0), Some((Cow::Owned(expected), line.len())), "{text}");
+            let mut decoded = String::from("before");
+            let (slot, end) = string(&line, 0, &mut decoded).unwrap();
+            assert_eq!((&decoded[6..], end), (expected.as_str(), line.len()), "{text}");
+            assert_eq!(slot, Slot::Decoded(6, decoded.len() as u32));
         }
     }
 
@@ -221,9 +303,9 @@ mod tests {
         let line = r#" { "op" : "message", "text":"a\"b\u00e9", "at_ms": 12 , "x":"y"} "#;
         let mut f = Fields::default();
         assert!(scan(line, &mut f));
-        assert_eq!(f.op, Some(Field::Str(Cow::Borrowed("message"))));
-        assert_eq!(f.text, Some(Field::Str(Cow::Owned("a\"bé".into()))));
-        assert_eq!(f.at_ms, Some(Field::UInt(12)));
+        assert_eq!(f.get(super::super::OP), Some(Field::Str("message")));
+        assert_eq!(f.get(super::super::TEXT), Some(Field::Str("a\"bé")));
+        assert_eq!(f.get(super::super::AT_MS), Some(Field::UInt(12)));
         assert!(scan("{}", &mut Fields::default()));
     }
 

@@ -750,3 +750,58 @@ fn a_ui_thread_cuts_off_a_laggard_and_reports_a_panic() {
     // run_start, message_start, the two deltas.
     assert_eq!(delivered.load(Ordering::SeqCst), 4);
 }
+
+/// A sink that refuses every other record, four threads calling, rounds not
+/// retained: every record is either persisted or handed back with its error
+/// (by `try_call` or `take_sink_failures`), exactly once, and the run's
+/// state goes on as if the sink had taken everything.
+#[test]
+fn a_failing_sink_loses_no_record() {
+    let persisted = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let (store, count) = (Arc::clone(&persisted), Arc::clone(&seen));
+    let builder = Arc::new(RoundBuilder::new().retain_rounds(false).with_sink(move |record: SinkRecord<'_>| {
+        if count.fetch_add(1, Ordering::Relaxed) % 2 == 1 {
+            return Err(format!("refused {}", record_json(record)["type"]));
+        }
+        store.lock().unwrap().push(record_json(record));
+        Ok(())
+    }));
+    let handed_back = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (builder, handed_back) = (Arc::clone(&builder), Arc::clone(&handed_back));
+            thread::spawn(move || {
+                for i in 0..50 {
+                    let id = format!("t{t}-{i}");
+                    builder.message(&format!("text {id}"));
+                    builder.tool_call(&id, "ls");
+                    let status = ToolCallStatus::Completed;
+                    if let Err(error) = builder.try_call(Call::ToolUpdate { id: &id, content: "ok", status }) {
+                        assert!(error.to_string().starts_with("the round sink refused"), "{error}");
+                        let lines = error.failures.iter().map(|f| serde_json::to_value(&f.record).unwrap());
+                        handed_back.lock().unwrap().extend(lines);
+                    }
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    builder.finish(FinishReason::Completed);
+    let kept = builder.take_sink_failures();
+    assert!(kept.iter().all(|f| f.error.to_string().starts_with("refused")));
+    let mut all: Vec<Value> = persisted.lock().unwrap().clone();
+    all.extend(handed_back.lock().unwrap().iter().cloned());
+    all.extend(kept.iter().map(|f| serde_json::to_value(&f.record).unwrap()));
+    assert_eq!(all.len(), seen.load(Ordering::Relaxed), "each record once, persisted or handed back");
+    let rounds: Vec<&Value> = all.iter().filter(|l| l["type"] == "round").collect();
+    let summary = all.iter().find(|l| l["type"] == "summary").expect("the summary, persisted or handed back");
+    assert_eq!(summary["rounds"].as_u64(), Some(rounds.len() as u64));
+    let mut indexes: Vec<u64> = rounds.iter().filter_map(|r| r["index"].as_u64()).collect();
+    indexes.sort_unstable();
+    assert_eq!(indexes, (0..rounds.len() as u64).collect::<Vec<_>>(), "no round lost or doubled");
+    let refused = handed_back.lock().unwrap().len() + kept.len();
+    assert_eq!(refused, seen.load(Ordering::Relaxed) / 2, "every other record refused, each handed back");
+}

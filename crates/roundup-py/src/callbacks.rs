@@ -55,7 +55,9 @@ pub fn raise_pending() -> PyResult<()> {
 pub struct PySink(pub Py<PyAny>);
 
 impl RoundSink for PySink {
-    fn record(&self, record: SinkRecord<'_>) {
+    /// A raising callable is kept for the caller (the package's own
+    /// way of surfacing callback errors), so the sink itself never fails.
+    fn record(&self, record: SinkRecord<'_>) -> Result<(), roundup::BoxError> {
         let mut line = Vec::with_capacity(256);
         write_record(&mut line, record);
         Python::attach(|py| {
@@ -63,6 +65,7 @@ impl RoundSink for PySink {
                 keep(py, error, &self.0);
             }
         });
+        Ok(())
     }
 }
 
