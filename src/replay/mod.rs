@@ -176,6 +176,12 @@ pub struct ReplayStats {
     /// The input format the first bad payload looks like, when it looks
     /// like one: what to suggest when every payload was bad.
     pub bad_lines_look_like: Option<&'static InputFormat>,
+    /// Payloads that read but held an event the input format does not know
+    /// (kept as `unknown_event` anomalies).
+    pub unknown_events: u64,
+    /// Another input format the first such payload looks like, when it
+    /// looks like one: what to suggest when most events were unknown.
+    pub unknown_events_look_like: Option<&'static InputFormat>,
 }
 
 /// Why a replay stopped early. Bad input never does: it is reported as

@@ -436,7 +436,16 @@ impl Replayer {
 
     fn translate(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
         let Some(adapter) = self.adapter.as_mut() else { return };
-        let Err(error) = adapter.translate(payload, &mut self.sessions) else {
+        let unknown_before = self.sessions.unknown_events;
+        let translated = adapter.translate(payload, &mut self.sessions);
+        if self.sessions.unknown_events != unknown_before {
+            self.stats.unknown_events += 1;
+            if self.stats.unknown_events_look_like.is_none() {
+                self.stats.unknown_events_look_like =
+                    InputFormat::recognise(payload).filter(|format| Some(*format) != self.stats.format);
+            }
+        }
+        let Err(error) = translated else {
             return;
         };
         if self.stats.bad_lines_look_like.is_none() {

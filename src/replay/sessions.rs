@@ -15,7 +15,7 @@ use crate::adapters::CallSink;
 use crate::call::Call;
 use crate::encoders::{Encoder, Frames, Framing, OutputFormat, Reads};
 use crate::machine::{Checkpoint, CheckpointError, MachineOptions, RoundMachine};
-use crate::model::FinishReason;
+use crate::model::{AnomalyKind, FinishReason};
 use crate::output::{Output, Outputs};
 use crate::router::{CheckpointStore, MakeSession, Router};
 use crate::session::Session;
@@ -132,6 +132,10 @@ impl Session for ReplaySession {
 #[derive(Debug)]
 pub(crate) struct Sessions {
     router: Router<ReplaySession, MakeReplaySession>,
+    /// Calls that kept an event the adapter did not know (`unknown_event`
+    /// anomalies, unknown ops), counted: what tells a wrong `--from` from
+    /// a stream of the right format.
+    pub(crate) unknown_events: u64,
 }
 
 /// Keep at most this many sessions open, the rest in this store.
@@ -145,7 +149,7 @@ impl Sessions {
         if let Some((keep, store)) = eviction {
             router = router.evict_beyond(keep, store);
         }
-        Sessions { router }
+        Sessions { router, unknown_events: 0 }
     }
 
     /// The replay's clock.
@@ -201,6 +205,9 @@ impl Sessions {
 /// Adapters address their calls to the sessions of the replay.
 impl CallSink for Sessions {
     fn call(&mut self, session: Option<&str>, call: Call<'_>) {
+        if matches!(call, Call::Unknown { .. } | Call::Anomaly { kind: AnomalyKind::UnknownEvent, .. }) {
+            self.unknown_events += 1;
+        }
         self.router.call(session, call);
     }
 

@@ -134,26 +134,29 @@ fn every_format_file_is_one_registry_row() {
 }
 
 #[test]
-fn help_and_usage_name_every_format() {
+fn formats_and_usage_errors_name_every_format() {
     let roundup = || Command::new(env!("CARGO_BIN_EXE_roundup"));
-    let help = roundup().arg("--help").output().expect("roundup runs");
-    assert!(help.status.success());
-    let help = String::from_utf8(help.stdout).expect("help is UTF-8");
-    let usage = roundup().args(["replay", "--bogus"]).output().expect("roundup runs");
+    let formats = roundup().arg("formats").output().expect("roundup runs");
+    assert!(formats.status.success());
+    let formats = String::from_utf8(formats.stdout).expect("formats is UTF-8");
+    let one_line = |about: &str| about.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (name, about) in adapters::REGISTRY
+        .iter()
+        .map(|f| (f.name(), f.about()))
+        .chain(encoders::REGISTRY.iter().map(|f| (f.name(), f.about())))
+    {
+        assert!(formats.lines().any(|line| line.trim_start().starts_with(&format!("{name} "))), "{name}");
+        assert!(formats.contains(&one_line(about)), "{name}: {formats}");
+    }
+    let usage = roundup().args(["replay", "--from", "bogus"]).output().expect("roundup runs");
     assert_eq!(usage.status.code(), Some(2));
     let usage = String::from_utf8(usage.stderr).expect("usage is UTF-8");
     let inputs: Vec<&str> = adapters::REGISTRY.iter().map(|f| f.name()).collect();
+    assert!(usage.contains(&format!("[possible values: auto, {}]", inputs.join(", "))), "{usage}");
+    let usage = roundup().args(["replay", "--emit", "bogus"]).output().expect("roundup runs");
+    let usage = String::from_utf8(usage.stderr).expect("usage is UTF-8");
     let outputs: Vec<&str> = encoders::REGISTRY.iter().map(|f| f.name()).collect();
-    assert!(usage.contains(&format!("--from auto|{}", inputs.join("|"))), "{usage}");
-    assert!(usage.contains(&format!("--emit {}", outputs.join("|"))), "{usage}");
-    for format in adapters::REGISTRY {
-        let first_line = format.about().lines().next().unwrap_or_default();
-        assert!(help.contains(&format!("{}  ", format.name())) && help.contains(first_line), "{}", format.name());
-    }
-    for format in encoders::REGISTRY {
-        let first_line = format.about().lines().next().unwrap_or_default();
-        assert!(help.contains(&format!("{}  ", format.name())) && help.contains(first_line), "{}", format.name());
-    }
+    assert!(usage.contains(&format!("[possible values: {}]", outputs.join(", "))), "{usage}");
 }
 
 #[test]

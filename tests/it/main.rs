@@ -6,6 +6,7 @@ mod acp;
 mod agui;
 mod builder;
 mod builds;
+mod cli;
 mod conformance;
 mod conservation;
 mod deepwork;

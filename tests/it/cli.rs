@@ -1,0 +1,108 @@
+//! The command line as a user meets it: several inputs in one call, the
+//! output filters, the hint for a wrong `--from`, progress into a log,
+//! completions and the man page.
+
+use std::process::{Command, Output};
+
+use roundup_testkit::repo_root;
+use serde_json::Value;
+
+fn roundup(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roundup")).current_dir(repo_root()).args(args).output().expect("roundup runs")
+}
+
+fn lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+const CODEX: &str = "tests/fixtures/codex-exec-json/takopi-codex_exec_json_all_formats.jsonl";
+const ACP: &str = "tests/fixtures/acp/bash-error.jsonl";
+
+#[test]
+fn several_inputs_are_replayed_one_after_another_each_its_own_source() {
+    let both = roundup(&["replay", ACP, CODEX]);
+    assert!(both.status.success(), "{}", String::from_utf8_lossy(&both.stderr));
+    let (acp, codex) = (roundup(&["replay", ACP]), roundup(&["replay", CODEX]));
+    let mut expected = acp.stdout.clone();
+    expected.extend_from_slice(&codex.stdout);
+    assert_eq!(both.stdout, expected, "each file read in its own format, in order");
+    let summaries = lines(&both).into_iter().filter(|l| l["type"] == "summary").count();
+    assert!(summaries >= 2, "a summary for each input's runs");
+}
+
+#[test]
+fn session_and_type_filters_keep_what_they_name() {
+    let all = lines(&roundup(&["replay", ACP]));
+    let rounds = roundup(&["replay", "--type", "round", ACP]);
+    assert!(rounds.status.success());
+    let rounds = lines(&rounds);
+    assert_eq!(rounds, all.iter().filter(|l| l["type"] == "round").cloned().collect::<Vec<_>>());
+    assert!(!rounds.is_empty());
+    let session = all[0]["session"].as_str().expect("ACP names its sessions").to_owned();
+    let named = lines(&roundup(&["replay", "--session", &session, ACP]));
+    assert_eq!(named, all.iter().filter(|l| l["session"] == session.as_str()).cloned().collect::<Vec<_>>());
+    let nobody = roundup(&["replay", "--session", "no-such-session", ACP]);
+    assert!(nobody.status.success() && nobody.stdout.is_empty());
+    let refused = roundup(&["replay", "--emit", "ui", "--type", "round", ACP]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--type filters records"));
+}
+
+#[test]
+fn pretty_prints_the_same_values_indented() {
+    let plain = lines(&roundup(&["replay", ACP]));
+    let pretty = roundup(&["replay", "--pretty", ACP]);
+    let text = String::from_utf8(pretty.stdout).unwrap();
+    assert!(text.starts_with("{\n  \"type\": \"round\""), "{text}");
+    let values: Vec<Value> = serde_json::Deserializer::from_str(&text).into_iter().map(Result::unwrap).collect();
+    assert_eq!(values, plain);
+}
+
+#[test]
+fn a_wrong_from_names_the_format_the_input_looks_like() {
+    let wrong = roundup(&["replay", "--from", "claude-code", CODEX]);
+    assert!(wrong.status.success(), "the events are kept: not an error");
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(stderr.contains("events are unknown to claude-code") && stderr.contains("try --from codex"), "{stderr}");
+    let right = roundup(&["replay", "--from", "codex", CODEX]);
+    assert!(right.stderr.is_empty(), "{}", String::from_utf8_lossy(&right.stderr));
+}
+
+#[test]
+fn progress_into_a_log_is_one_line_per_update() {
+    let out = roundup(&["replay", "--progress", ACP]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains('\r'), "no carriage returns in a redirected stderr: {stderr:?}");
+    assert!(stderr.lines().last().is_some_and(|line| line.starts_with("roundup: done, ")), "{stderr:?}");
+}
+
+#[test]
+fn completions_and_the_man_page_cover_every_command() {
+    let bash = roundup(&["completions", "bash"]);
+    assert!(bash.status.success());
+    let bash = String::from_utf8(bash.stdout).unwrap();
+    for word in ["replay", "export", "formats", "--from", "--emit", "--max-sessions"] {
+        assert!(bash.contains(word), "{word}");
+    }
+    let man = roundup(&["man"]);
+    assert!(man.status.success());
+    let man = String::from_utf8(man.stdout).unwrap();
+    assert!(man.starts_with(".ie") || man.contains(".TH roundup"), "{}", &man[..man.len().min(200)]);
+    assert!(man.contains("replay") && man.contains("export"));
+    let fish = roundup(&["completions", "fish"]);
+    assert!(String::from_utf8_lossy(&fish.stdout).contains("complete -c roundup"));
+}
+
+#[test]
+fn no_command_shows_the_help_and_a_usage_error() {
+    let bare = roundup(&[]);
+    assert_eq!(bare.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bare.stderr);
+    assert!(stderr.contains("Usage: roundup <COMMAND>") && stderr.contains("replay"), "{stderr}");
+    let unknown = roundup(&["repaly"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("similar subcommand exists: 'replay'"));
+}
