@@ -102,6 +102,46 @@ pub trait StreamHandler: Send + Sync {
         self.call(Call::ToolUpdate { id, content, status })
     }
 
+    /// A fragment of a tool call's arguments, appended to what came before:
+    /// [`tool_update`](Self::tool_update) with status `in_progress`.
+    ///
+    /// ```
+    /// use roundup::{RoundBuilder, StreamHandler};
+    /// let builder = RoundBuilder::new();
+    /// builder.tool_call("t1", "read");
+    /// builder.args_delta("t1", r#"{"path":"#);
+    /// builder.args_delta("t1", r#""a.txt"}"#);
+    /// builder.tool_result("t1", "hello");
+    /// let call = &builder.rounds()[0].tool_calls[0];
+    /// assert_eq!((call.arguments.as_str(), call.result.content()), (r#"{"path":"a.txt"}"#, Some("hello")));
+    /// ```
+    fn args_delta(&self, id: &str, fragment: &str) {
+        self.call(Call::ToolUpdate { id, content: fragment, status: ToolCallStatus::InProgress })
+    }
+
+    /// A tool call succeeded with `content` as its result:
+    /// [`tool_update`](Self::tool_update) with status `completed`.
+    fn tool_result(&self, id: &str, content: &str) {
+        self.call(Call::ToolUpdate { id, content, status: ToolCallStatus::Completed })
+    }
+
+    /// A tool call failed, `content` saying how:
+    /// [`tool_update`](Self::tool_update) with status `failed`.
+    ///
+    /// ```
+    /// use roundup::{FinishReason, RoundBuilder, StreamHandler};
+    /// let builder = RoundBuilder::new();
+    /// builder.tool_call("t1", "bash");
+    /// builder.tool_failed("t1", "exit code 1");
+    /// builder.finish(FinishReason::Completed);
+    /// let call = &builder.rounds()[0].tool_calls[0];
+    /// assert!(call.result.is_failed() && call.result.content() == Some("exit code 1"));
+    /// assert_eq!(builder.summary().finish_reason, Some(FinishReason::Completed));
+    /// ```
+    fn tool_failed(&self, id: &str, content: &str) {
+        self.call(Call::ToolUpdate { id, content, status: ToolCallStatus::Failed })
+    }
+
     /// Replaces the arguments accumulated so far for `id` with a whole value.
     fn args_snapshot(&self, id: &str, args: &str) {
         self.call(Call::ArgsSnapshot { id, args })
