@@ -127,8 +127,10 @@ pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
             let ok = match (result["status"].as_str(), round["closed_by"].as_str()) {
                 (Some("completed" | "failed"), _) => result["content"].is_string(),
                 (Some("placeholder"), Some("next_chunk")) => result["reason"] == "superseded",
+                // The finish reason (SPEC v3: completed, failed, canceled,
+                // interrupted).
                 (Some("placeholder"), Some("finish")) => {
-                    result["reason"] == "canceled" || result["reason"] == "interrupted"
+                    matches!(result["reason"].as_str(), Some("completed" | "failed" | "canceled" | "interrupted"))
                 }
                 _ => false,
             };
