@@ -12,7 +12,7 @@
 //! durations. A response that called tools is not the end of the turn: the
 //! host runs them and sends `{"role":"tool","content":...,"tool_name":...}`
 //! messages (with `tool_call_id` on current servers; without it, a result
-//! answers the oldest waiting call of its `tool_name`); a response that
+//! answers the oldest waiting call of its `tool_name` or `name`); a response that
 //! ends without calling tools ends the run. A `{"role":"user"}` message
 //! begins a new run; an `{"error":...}` line (sent after streaming began,
 //! with HTTP 200) ends the run as failed.
@@ -139,6 +139,9 @@ struct Line<'a> {
     content: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_name: Option<Cow<'a, str>>,
+    /// The tool's name as OpenAI-style hosts write it.
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    name: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_call_id: Option<Cow<'a, str>>,
 }
@@ -303,7 +306,7 @@ impl OllamaAdapter {
                 // The call it answers: the one it names; else the oldest
                 // waiting call of its tool, else the oldest waiting call.
                 let named = line.tool_call_id.as_deref().filter(|id| !id.is_empty());
-                let at = match (named, line.tool_name.as_deref()) {
+                let at = match (named, line.tool_name.as_deref().or(line.name.as_deref())) {
                     (Some(id), _) => self.waiting.iter().position(|(waiting, _)| waiting == id),
                     (None, Some(name)) => self.waiting.iter().position(|(_, waiting)| waiting == name),
                     (None, None) => None,

@@ -114,7 +114,7 @@ fn ollama_whole_tool_calls_with_made_up_ids_and_host_results() {
 {"model":"qwen3","created_at":"2025-06-01T10:00:01Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","prompt_eval_count":40,"eval_count":30}
 {"role":"tool","tool_call_id":"call_k3x9q2m1","tool_name":"get_time","content":"noon"}
 {"role":"tool","tool_name":"get_weather","content":"18C"}
-{"role":"tool","tool_name":"get_weather","content":"4C"}
+{"role":"tool","name":"get_weather","content":"4C"}
 {"model":"qwen3","created_at":"2025-06-01T10:00:02Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_time","arguments":{"tz":"CET"}}}]},"done":true,"done_reason":"stop"}
 {"role":"tool","tool_name":"get_time","content":"13:00"}
 {"model":"qwen3","created_at":"2025-06-01T10:00:03Z","message":{"role":"assistant","content":"Paris 18C, Oslo 4C."},"done":false}
