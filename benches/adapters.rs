@@ -165,8 +165,40 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
             vec![json!({"type": "item.completed", "item": {"id": id, "type": "command_execution",
             "command": "ls", "aggregated_output": s("content"), "exit_code": 0, "status": "completed"}})]
         }
+        // Mistral's chat chunks are OpenAI's.
+        ("mistral", _) => provider("openai-chat", op, s),
+        // Ollama and OpenCode send a tool call whole, not its deltas.
+        ("ollama", "message") => vec![ollama(json!({"role": "assistant", "content": s("text")}))],
+        ("ollama", "thought") => vec![ollama(json!({"role": "assistant", "content": "", "thinking": s("text")}))],
+        ("ollama", "tool_call") => vec![ollama(json!({"role": "assistant", "content": "",
+            "tool_calls": [{"id": id, "function": {"name": s("title"), "arguments": {}}}]}))],
+        ("ollama", "tool_update") if completed => {
+            vec![json!({"role": "tool", "tool_call_id": id, "content": s("content")})]
+        }
+        ("opencode", "message") => vec![opencode("text", json!({"type": "text", "messageID": "m", "text": s("text")}))],
+        ("opencode", "thought") => vec![opencode("reasoning", json!({"type": "reasoning", "text": s("text")}))],
+        ("opencode", "tool_update") if completed => vec![opencode(
+            "tool_use",
+            json!({"type": "tool", "callID": id,
+            "tool": s("title"), "state": {"status": "completed", "input": {}, "output": s("content")}}),
+        )],
+        ("opencode", "token_usage") => vec![opencode(
+            "step_finish",
+            json!({"type": "step-finish", "reason": "tool-calls",
+            "tokens": {"input": op["total"], "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}}),
+        )],
         _ => vec![],
     }
+}
+
+/// An Ollama `/api/chat` line that is not the response's last.
+fn ollama(message: Value) -> Value {
+    json!({"model": "qwen3", "created_at": "2026-01-01T00:00:00Z", "message": message, "done": false})
+}
+
+/// An OpenCode `run --format json` line.
+fn opencode(kind: &str, part: Value) -> Value {
+    json!({"type": kind, "timestamp": 1_767_036_059_338_u64, "sessionID": "ses_1", "part": part})
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

@@ -56,8 +56,11 @@ pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
 pub mod deepwork;
+pub mod mistral;
+pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod opencode;
 pub mod ops;
 pub mod uagent;
 
@@ -73,13 +76,20 @@ pub mod uagent;
 pub static REGISTRY: &[&InputFormat] = &[
     &ops::FORMAT,
     &acp::FORMAT,
+    // Before uagent, which would take OpenCode's `reasoning` lines (their
+    // `sessionID` and numeric `timestamp` are no uagent event's).
+    &opencode::FORMAT,
     &uagent::FORMAT,
     &deepwork::FORMAT,
+    // Before openai-chat: Mistral's chunks are OpenAI's shape, told apart
+    // by their ids and models.
+    &mistral::FORMAT,
     &openai_chat::FORMAT,
     &openai_responses::FORMAT,
     &anthropic::FORMAT,
     &claude_code::FORMAT,
     &codex::FORMAT,
+    &ollama::FORMAT,
 ];
 
 /// Translates the payloads of one stream of a protocol into calls.

@@ -83,14 +83,47 @@ pub struct OpenAiChatAdapter {
     /// their next run.
     #[serde(default)]
     ended: SmallVec<[u64; 1]>,
+    /// The calls whose server sent no id (some vLLM versions, models
+    /// relayed by Mistral): the id made up for each, by choice and index,
+    /// with the function name that declared it.
+    #[serde(default)]
+    unnamed: SmallVec<[(u64, u64, String); 1]>,
+    /// Ids made up so far: the next one's number.
+    #[serde(default)]
+    made_up: u64,
 }
 
 /// Tool indexes remembered per completion at most (a real one has a few).
 const MAX_TOOL_INDEXES: usize = 256;
 
+/// What tells apart the providers whose streams are read as chat
+/// completion chunks (Mistral's chat completions are): the names their
+/// metadata and reports go by.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dialect {
+    /// The format's name, which reports begin with (`openai-chat`).
+    pub(crate) format: &'static str,
+    /// The prefix of the metadata keys (`openai` for `openai_usage`).
+    pub(crate) meta: &'static str,
+}
+
+/// OpenAI's own dialect, and that of the endpoints that copy it.
+pub(crate) const OPENAI: Dialect = Dialect { format: "openai-chat", meta: "openai" };
+
+impl Dialect {
+    /// The metadata key `name` in this dialect (`openai_usage`).
+    fn key(&self, name: &str) -> String {
+        format!("{}_{name}", self.meta)
+    }
+}
+
 /// One line: a chunk, a whole completion, or a host message.
 #[derive(Debug, Deserialize)]
-struct Line<'a> {
+pub(crate) struct Line<'a> {
+    /// An event type: chunks have none (a dialect with other events, such
+    /// as Mistral's Conversations, reads it to tell them apart).
+    #[serde(borrow, default, rename = "type")]
+    pub(crate) kind: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
@@ -128,6 +161,13 @@ struct XGroq<'a> {
     usage: Option<&'a RawValue>,
 }
 
+impl<'a> Line<'a> {
+    /// Decodes one payload's text.
+    pub(crate) fn parse(text: &'a str) -> Result<Self, BadLine> {
+        serde_json::from_str(text).map_err(|error| BadLine::json(&error))
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct Choice<'a> {
     #[serde(default)]
@@ -140,6 +180,10 @@ struct Choice<'a> {
     message: Option<Message<'a>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     finish_reason: Option<Cow<'a, str>>,
+    /// Usage on the choice rather than the chunk (Moonshot's endpoint puts
+    /// it there, on the finish chunk).
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
 }
 
 /// A delta, a completion's message, or a host message: the same fields.
@@ -195,26 +239,29 @@ impl Adapter for OpenAiChatAdapter {
             self.end_turns(calls);
             return Ok(());
         }
-        let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
-        self.line(line, payload, calls);
+        let line = Line::parse(utf8(payload)?)?;
+        self.line(line, payload, &OPENAI, calls);
         Ok(())
     }
 }
 
 impl OpenAiChatAdapter {
     /// The runs of the choices whose turn the model ended finish, each
-    /// with what its `finish_reason` said.
-    fn end_turns(&mut self, calls: &mut dyn CallSink) {
+    /// with what its `finish_reason` said: at `[DONE]`, and at the end of
+    /// a recording that has none.
+    pub(crate) fn end_turns(&mut self, calls: &mut dyn CallSink) {
         for (choice, reason) in std::mem::take(&mut self.ending) {
             calls.call(choice_session(choice).as_deref(), Call::Finish { reason });
             self.ended.push(choice);
         }
     }
 
-    fn line(&mut self, line: Line<'_>, payload: &[u8], calls: &mut dyn CallSink) {
+    /// Translates one chunk, whole completion or host message of `dialect`.
+    pub(crate) fn line(&mut self, line: Line<'_>, payload: &[u8], dialect: &Dialect, calls: &mut dyn CallSink) {
         if let Some(error) = line.error {
             // A provider's error mid-stream: the model call is over.
-            report(calls, None, AnomalyKind::ProtocolError, &format!("openai-chat: error: {}", error.get()));
+            let detail = format!("{}: error: {}", dialect.format, error.get());
+            report(calls, None, AnomalyKind::ProtocolError, &detail);
             calls.call(None, Call::Finish { reason: FinishReason::Failed });
             return;
         }
@@ -226,7 +273,7 @@ impl OpenAiChatAdapter {
                 tool_call_id: line.tool_call_id,
                 ..Message::default()
             };
-            return self.host_message(message, payload, calls);
+            return self.host_message(message, payload, dialect, calls);
         };
         if let Some(created) = line.created {
             calls.clock(created.saturating_mul(1_000));
@@ -236,6 +283,7 @@ impl OpenAiChatAdapter {
             self.completion.clear();
             self.completion.push_str(id);
             self.tools.clear();
+            self.unnamed.clear();
             self.ending.clear();
             for choice in std::mem::take(&mut self.ended) {
                 calls.call(choice_session(choice).as_deref(), Call::Start);
@@ -246,12 +294,13 @@ impl OpenAiChatAdapter {
             let session = choice_session(choice.index);
             let session = session.as_deref();
             if let Some(delta) = choice.delta.as_ref().or(choice.message.as_ref()) {
-                self.fragment(choice.index, delta, whole, session, calls);
+                self.fragment(choice.index, delta, whole, session, dialect, calls);
             }
             if let Some(reason) = &choice.finish_reason {
                 let ends = match reason.as_ref() {
-                    "stop" | "length" => Some(FinishReason::Completed),
-                    "content_filter" => Some(FinishReason::Failed),
+                    // Mistral's `model_length`: the model's context is full.
+                    "stop" | "length" | "model_length" => Some(FinishReason::Completed),
+                    "content_filter" | "error" => Some(FinishReason::Failed),
                     // `tool_calls`: the host runs them and calls again.
                     _ => None,
                 };
@@ -260,25 +309,24 @@ impl OpenAiChatAdapter {
                     self.ending.push((choice.index, ends));
                 }
                 let mut meta = Meta::new();
-                meta.insert("openai_finish_reason".into(), Value::from(reason.as_ref()));
-                for (key, value) in [("openai_completion_id", &line.id), ("openai_model", &line.model)] {
+                meta.insert(dialect.key("finish_reason"), Value::from(reason.as_ref()));
+                for (key, value) in [("completion_id", &line.id), ("model", &line.model)] {
                     if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
-                        meta.insert(key.into(), Value::from(value));
+                        meta.insert(dialect.key(key), Value::from(value));
                     }
                 }
                 if let Some(fingerprint) = &line.system_fingerprint {
-                    meta.insert("openai_system_fingerprint".into(), Value::from(fingerprint.as_ref()));
+                    meta.insert(dialect.key("system_fingerprint"), Value::from(fingerprint.as_ref()));
                 }
                 calls.call(session, Call::RoundMeta { meta: &meta });
+            }
+            if let Some(usage) = choice.usage {
+                usage_calls(usage, session, dialect, calls);
             }
         }
         let usage = line.usage.filter(|u| u.get() != "null").or(line.x_groq.and_then(|x| x.usage));
         if let Some(usage) = usage {
-            let usage = raw_value(usage);
-            if let Some(total) = context_tokens(&usage) {
-                calls.call(None, Call::TokenUsage { total });
-            }
-            calls.call(None, Call::RoundMeta { meta: &one("openai_usage", usage) });
+            usage_calls(usage, None, dialect, calls);
         }
     }
 
@@ -289,29 +337,47 @@ impl OpenAiChatAdapter {
         delta: &Message<'_>,
         whole: bool,
         session: Option<&str>,
+        dialect: &Dialect,
         calls: &mut dyn CallSink,
     ) {
         for reasoning in [&delta.reasoning_content, &delta.reasoning].into_iter().flatten() {
             calls.call(session, Call::Thought { text: reasoning });
         }
-        if let Some(content) = delta.content.filter(|c| c.get() != "null") {
-            let text = raw_text(content);
-            calls.call(session, Call::Message { text: &text });
+        if let Some(content) = delta.content {
+            content_calls(content, session, dialect, calls);
         }
         if let Some(refusal) = &delta.refusal {
-            calls.call(session, Call::Message { text: refusal });
-            calls.call(session, Call::RoundMeta { meta: &one("openai_refusal", Value::Bool(true)) });
+            refusal_calls(refusal, session, dialect, calls);
         }
         for (position, tool) in delta.tool_calls.iter().flatten().enumerate() {
             let index = tool.index.unwrap_or(position as u64);
             let function = tool.function.as_ref();
+            let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
             // Only the first fragment names the call; later ones may carry
-            // `"id": ""` or `"name": ""`.
-            let declared = tool.id.as_deref().filter(|id| !id.is_empty());
+            // `"id": ""`, `"name": ""`, or (Mistral) `"id": "null"`.
+            let mut declared = tool.id.as_deref().filter(|id| !id.is_empty() && *id != "null");
+            let made_up;
+            let given = declared.is_some();
+            if !given && !name.is_empty() && self.unnamed_call(choice, index, name) {
+                // A server that sends no id at all: a fragment that names a
+                // function at an index with no call (or with a call of
+                // another function) is a new call, with an id made up from
+                // its place in the stream.
+                made_up = format!("{}-call-{}", dialect.format, self.made_up);
+                self.made_up = self.made_up.saturating_add(1);
+                self.unnamed.retain(|(c, i, _)| (*c, *i) != (choice, index));
+                if self.unnamed.len() >= MAX_TOOL_INDEXES {
+                    self.unnamed.remove(0);
+                }
+                self.unnamed.push((choice, index, name.to_owned()));
+                declared = Some(made_up.as_str());
+            }
             if let Some(id) = declared.filter(|id| self.tool(choice, index) != Some(*id)) {
-                let name = function.and_then(|f| f.name.as_deref()).unwrap_or("");
                 calls.call(session, Call::ToolCall { id, title: name, name });
                 self.tools.retain(|(c, i, _)| (*c, *i) != (choice, index));
+                if given {
+                    self.unnamed.retain(|(c, i, _)| (*c, *i) != (choice, index));
+                }
                 // Bounded for a completion that declares calls without end:
                 // fragments for a forgotten index are reported, with their
                 // text, as fragments no call declared.
@@ -323,7 +389,8 @@ impl OpenAiChatAdapter {
             let Some(id) = declared.or_else(|| self.tool(choice, index)) else {
                 let arguments = function.and_then(|f| f.arguments).map_or("null", RawValue::get);
                 let detail = format!(
-                    "openai-chat: a tool-call fragment for index {index} that no fragment declared: {arguments}"
+                    "{}: a tool-call fragment for index {index} that no fragment declared: {arguments}",
+                    dialect.format
                 );
                 report(calls, session, AnomalyKind::UnknownToolCall, &detail);
                 continue;
@@ -338,6 +405,19 @@ impl OpenAiChatAdapter {
         }
     }
 
+    /// Whether an id-less fragment naming `name` at `index` of `choice`
+    /// begins a call: no call is at that index, or the call there had no
+    /// id either and names another function (a server that repeats the
+    /// name on every fragment repeats the same one).
+    fn unnamed_call(&self, choice: u64, index: u64, name: &str) -> bool {
+        let made_up = self.unnamed.iter().find(|(c, i, _)| (*c, *i) == (choice, index));
+        match (self.tool(choice, index), made_up) {
+            (None, _) => true,
+            (Some(_), Some((_, _, declared))) => declared != name,
+            (Some(_), None) => false,
+        }
+    }
+
     /// The tool id the fragments at `index` of `choice` belong to.
     fn tool(&self, choice: u64, index: u64) -> Option<&str> {
         self.tools.iter().find(|(c, i, _)| (*c, *i) == (choice, index)).map(|(_, _, id)| id.as_str())
@@ -346,13 +426,16 @@ impl OpenAiChatAdapter {
     /// A message of the conversation between completions: a tool result,
     /// the user's next prompt, instructions, or an assistant message sent
     /// whole.
-    fn host_message(&mut self, message: Message<'_>, payload: &[u8], calls: &mut dyn CallSink) {
+    fn host_message(&mut self, message: Message<'_>, payload: &[u8], dialect: &Dialect, calls: &mut dyn CallSink) {
         let content = message.content.map(raw_text);
         match message.role.as_deref() {
             Some("tool" | "function") => {
                 let Some(id) = message.tool_call_id.as_deref() else {
-                    let detail =
-                        format!("openai-chat: a tool message without tool_call_id: {}", content.unwrap_or_default());
+                    let detail = format!(
+                        "{}: a tool message without tool_call_id: {}",
+                        dialect.format,
+                        content.unwrap_or_default()
+                    );
                     return report(calls, None, AnomalyKind::UnknownContent, &detail);
                 };
                 let content = content.unwrap_or_default();
@@ -365,19 +448,21 @@ impl OpenAiChatAdapter {
                 self.ending.clear();
                 calls.call(None, Call::Start);
                 let text = message.content.map(raw_value).unwrap_or(Value::Null);
-                calls.call(None, Call::RunMeta { meta: &one("openai_user_message", text) });
+                calls.call(None, Call::RunMeta { meta: &one(&dialect.key("user_message"), text) });
             }
             Some(role @ ("system" | "developer")) => {
                 let text = message.content.map(raw_value).unwrap_or(Value::Null);
-                calls.call(None, Call::RunMeta { meta: &one(&format!("openai_{role}_message"), text) });
+                calls.call(None, Call::RunMeta { meta: &one(&dialect.key(&format!("{role}_message")), text) });
             }
             Some("assistant") => {
                 self.tools.clear();
-                self.fragment(0, &message, true, None, calls);
+                self.unnamed.clear();
+                self.fragment(0, &message, true, None, dialect, calls);
             }
             _ => {
                 let detail = format!(
-                    "openai-chat: a line that is neither a chunk nor a message: {}",
+                    "{}: a line that is neither a chunk nor a message: {}",
+                    dialect.format,
                     String::from_utf8_lossy(payload)
                 );
                 report(calls, None, AnomalyKind::UnknownEvent, &detail);
@@ -392,10 +477,113 @@ fn choice_session(index: u64) -> Option<String> {
     (index > 0).then(|| format!("choice-{index}"))
 }
 
+/// A usage object (of the chunk, or of a choice): the context it reports
+/// as the token gauge, and the object kept whole as round metadata.
+fn usage_calls(usage: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+    if usage.get() == "null" {
+        return;
+    }
+    let usage = raw_value(usage);
+    if let Some(total) = context_tokens(&usage) {
+        calls.call(session, Call::TokenUsage { total });
+    }
+    calls.call(session, Call::RoundMeta { meta: &one(&dialect.key("usage"), usage) });
+}
+
 /// The context the completion occupied: `total_tokens`, else prompt plus
-/// completion tokens.
+/// completion tokens (or, from gateways that rename them, input plus
+/// output tokens).
 fn context_tokens(usage: &Value) -> Option<u64> {
     let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+    let sum = |first: &str, second: &str| Some(field(first)?.saturating_add(field(second).unwrap_or(0)));
     field("total_tokens")
-        .or_else(|| Some(field("prompt_tokens")?.saturating_add(field("completion_tokens").unwrap_or(0))))
+        .or_else(|| sum("prompt_tokens", "completion_tokens"))
+        .or_else(|| sum("input_tokens", "output_tokens"))
+}
+
+/// A refusal: the model's words, and round metadata that says so.
+fn refusal_calls(refusal: &str, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+    calls.call(session, Call::Message { text: refusal });
+    calls.call(session, Call::RoundMeta { meta: &one(&dialect.key("refusal"), Value::Bool(true)) });
+}
+
+/// One part of content sent as an array of typed parts (Mistral's
+/// reasoning models, and histories in OpenAI's own request shape).
+#[derive(Debug, Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    text: Option<Cow<'a, str>>,
+    /// A `thinking` part's reasoning: parts of its own (Mistral), or text.
+    #[serde(borrow, default)]
+    thinking: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    refusal: Option<Cow<'a, str>>,
+}
+
+/// A message's `content`: a string is text; an array holds typed parts
+/// (`text` is text, `thinking` reasoning, `refusal` a refusal), and a
+/// part of any other kind (a reference, an image) is kept whole in the
+/// round's metadata, `<dialect>_content_parts`.
+pub(crate) fn content_calls(content: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+    let json = content.get();
+    if json == "null" {
+        return;
+    }
+    if !json.starts_with('[') {
+        calls.call(session, Call::Message { text: &raw_text(content) });
+        return;
+    }
+    let Ok(parts) = serde_json::from_str::<SmallVec<[&RawValue; 2]>>(json) else {
+        // Valid JSON nested too deep to read as parts: its text, as sent.
+        calls.call(session, Call::Message { text: json });
+        return;
+    };
+    for part in parts {
+        part_calls(part, session, dialect, calls);
+    }
+}
+
+/// One typed content part (of an array, or sent alone as Mistral's
+/// Conversations events do): text, reasoning, a refusal, or kept whole.
+pub(crate) fn part_calls(part: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+    let Ok(read) = serde_json::from_str::<Part<'_>>(part.get()) else {
+        return keep_part(part, session, dialect, calls);
+    };
+    match (read.kind.as_deref(), &read.text, read.thinking, &read.refusal) {
+        (Some("text") | None, Some(text), _, _) => calls.call(session, Call::Message { text }),
+        (Some("thinking"), _, Some(thinking), _) => thinking_calls(thinking, session, dialect, calls),
+        (Some("thinking"), Some(text), None, _) => calls.call(session, Call::Thought { text }),
+        (Some("refusal"), _, _, Some(refusal)) => refusal_calls(refusal, session, dialect, calls),
+        _ => keep_part(part, session, dialect, calls),
+    }
+}
+
+/// A `thinking` part's reasoning: its text parts are reasoning; a part of
+/// another kind is kept whole, as in [`content_calls`].
+fn thinking_calls(thinking: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+    let json = thinking.get();
+    if !json.starts_with('[') {
+        calls.call(session, Call::Thought { text: &raw_text(thinking) });
+        return;
+    }
+    let Ok(parts) = serde_json::from_str::<SmallVec<[&RawValue; 1]>>(json) else {
+        return keep_part(thinking, session, dialect, calls);
+    };
+    for part in parts {
+        match serde_json::from_str::<Part<'_>>(part.get()) {
+            Ok(Part { kind, text: Some(text), .. }) if matches!(kind.as_deref(), Some("text") | None) => {
+                calls.call(session, Call::Thought { text: &text })
+            }
+            _ => keep_part(part, session, dialect, calls),
+        }
+    }
+}
+
+/// A content part that is neither text nor reasoning, kept whole in the
+/// round's metadata (a list: parts accumulate).
+fn keep_part(part: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+    let meta = one(&dialect.key("content_parts"), Value::Array(vec![raw_value(part)]));
+    calls.call(session, Call::RoundMeta { meta: &meta });
 }

@@ -57,6 +57,21 @@ proptest! {
     fn codex_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("codex", &script)?;
     }
+
+    #[test]
+    fn ollama_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("ollama", &script)?;
+    }
+
+    #[test]
+    fn mistral_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("mistral", &script)?;
+    }
+
+    #[test]
+    fn opencode_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("opencode", &script)?;
+    }
 }
 
 /// The property can fail: a stream whose marker is absent from the output

@@ -16,6 +16,7 @@ mod hostile;
 mod layout;
 mod live;
 mod live_stream;
+mod local_models;
 mod partial_json;
 mod properties;
 mod providers;

@@ -416,7 +416,7 @@ fn payloads(input: &[u8]) -> Vec<Vec<u8>> {
 
 /// Records what an adapter makes of a recording as ops JSONL: each call
 /// with its session and the protocol's clock reading.
-fn record_calls(format: &str, input: &[u8]) -> String {
+pub(crate) fn record_calls(format: &str, input: &[u8]) -> String {
     struct Ops {
         out: String,
         at_ms: Option<u64>,

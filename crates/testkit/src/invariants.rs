@@ -137,6 +137,8 @@ pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
             let ok = match (result["status"].as_str(), round["closed_by"].as_str()) {
                 (Some("completed" | "failed"), _) => result["content"].is_string(),
                 (Some("placeholder"), Some("next_chunk")) => result["reason"] == "superseded",
+                // The finish reason (SPEC v3: completed, failed, canceled,
+                // interrupted).
                 (Some("placeholder"), Some("finish")) => {
                     let known = ["completed", "failed", "canceled", "interrupted"];
                     let reason = result["reason"].as_str().unwrap_or("");

@@ -161,6 +161,9 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "anthropic" => anthropic(&mut b, kind, target, |line| line),
             "claude-code" => claude_code(&mut b, kind, session, target),
             "codex" => codex(&mut b, kind, target),
+            "ollama" => ollama(&mut b, kind, target),
+            "mistral" => mistral(&mut b, kind, target),
+            "opencode" => opencode(&mut b, kind, target),
             other => panic!("no generator for {other}"),
         }
     }
@@ -787,6 +790,258 @@ fn codex(b: &mut Builder, kind: u8, target: u8) {
             b.lines.push(format!(
                 r#"{{"type":"item.completed","item":{{"id":"item_x","type":"web_search","id":"{id}","query":"{m}"}}}}"#
             ));
+        }
+    }
+}
+
+fn ollama(b: &mut Builder, kind: u8, target: u8) {
+    let line = |message: Value, done: bool| json!({"model": "qwen3", "created_at": "2025-06-01T10:00:00Z", "message": message, "done": done});
+    match kind % 13 {
+        0 => {
+            let m = b.marker();
+            b.push(line(json!({"role": "assistant", "content": m}), false));
+        }
+        1 => {
+            // Reasoning with no `content` key at all.
+            let m = b.marker();
+            b.push(line(json!({"role": "assistant", "thinking": m}), false));
+        }
+        2 => {
+            // An older server: no id, one is made up.
+            let m = b.marker();
+            let call = json!({"function": {"name": "f", "arguments": {"a": m}}});
+            b.push(line(json!({"role": "assistant", "content": "", "tool_calls": [call]}), false));
+        }
+        3 => {
+            let id = b.fresh_id();
+            let (first, second) = (b.arguments(&id), b.marker());
+            let calls = json!([{"id": id, "function": {"index": 0, "name": "f", "arguments": {"a": first}}},
+                {"function": {"index": 1, "name": "g", "arguments": second}}]);
+            b.push(line(json!({"role": "assistant", "content": "", "tool_calls": calls}), false));
+        }
+        4 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(json!({"role": "tool", "tool_call_id": id, "tool_name": "f", "content": m}));
+        }
+        5 => {
+            // A result that names only its tool.
+            let m = b.marker();
+            b.push(
+                json!({"role": "tool", "tool_name": if target.is_multiple_of(2) { "f" } else { "g" }, "content": m}),
+            );
+        }
+        6 => {
+            // An older server's end: no reason.
+            let mut done = line(json!({"role": "assistant", "content": ""}), true);
+            done["prompt_eval_count"] = target.into();
+            done["eval_count"] = 3.into();
+            b.push(done);
+        }
+        7 => {
+            // The round's reason: a later one in the same round replaces it.
+            let m = b.latest("ollama done_reason".into());
+            let mut done = line(json!({"role": "assistant", "content": ""}), true);
+            done["done_reason"] = m.into();
+            b.push(done);
+        }
+        8 => {
+            let m = b.marker();
+            b.push(json!({"error": m}));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(json!({"role": "user", "content": m}));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(json!({"foo": m}));
+        }
+        11 => {
+            // `/api/generate`.
+            let m = b.marker();
+            b.push(json!({"model": "qwen3", "created_at": "2025-06-01T10:00:00Z", "response": m, "done": false}));
+        }
+        _ => {
+            let number = b.fresh_number();
+            let m = b.marker();
+            let call = json!({"id": number, "function": {"name": "n", "arguments": {"q": m}}});
+            b.push(line(json!({"role": "assistant", "content": "", "tool_calls": [call]}), target.is_multiple_of(2)));
+        }
+    }
+}
+
+fn mistral(b: &mut Builder, kind: u8, target: u8) {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "5319bd0299614c679a0068a4f2c8ffd0", "object": "chat.completion.chunk", "created": 1_769_088_720,
+            "model": "mistral-small-latest", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let event = |kind: &str, mut rest: Value| {
+        rest["type"] = kind.into();
+        rest
+    };
+    match kind % 18 {
+        0 => {
+            let m = b.marker();
+            b.push(chunk(json!({"content": m}), Value::Null));
+        }
+        1 => {
+            let (thought, text) = (b.marker(), b.marker());
+            let content = json!([{"type": "thinking", "thinking": [{"type": "text", "text": thought}]}, {"type": "text", "text": text}]);
+            b.push(chunk(json!({"content": content}), Value::Null));
+        }
+        2 => {
+            // A whole call in one chunk, with no index.
+            let id = b.fresh_id();
+            let m = b.marker();
+            b.push(chunk(
+                json!({"content": null, "tool_calls": [{"id": id, "function": {"name": "f", "arguments": m}}]}),
+                Value::Null,
+            ));
+        }
+        3 => {
+            // A continuation, with Mistral's `"id": "null"`.
+            let m = b.marker();
+            b.push(chunk(
+                json!({"tool_calls": [{"id": "null", "index": 0, "function": {"name": "", "arguments": m}}]}),
+                Value::Null,
+            ));
+        }
+        4 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(json!({"role": "tool", "tool_call_id": id, "content": m}));
+        }
+        5 => b.push(json!({"id": "5319bd0299614c679a0068a4f2c8ffd0", "object": "chat.completion.chunk", "choices": [],
+            "usage": {"prompt_tokens": target, "completion_tokens": 1, "total_tokens": u64::from(target) + 1}})),
+        6 => {
+            let reason = ["stop", "tool_calls", "model_length", "error"][usize::from(target % 4)];
+            b.push(chunk(json!({"content": ""}), reason.into()));
+            b.lines.push("[DONE]".to_owned());
+        }
+        7 => {
+            let m = b.marker();
+            b.push(chunk(json!({"content": [{"type": "reference", "reference_ids": [m]}]}), Value::Null));
+        }
+        8 => {
+            let m = b.marker();
+            b.push(event("message.output.delta", json!({"id": "msg", "content": m})));
+        }
+        9 => {
+            let id = b.fresh_id();
+            let m = b.marker();
+            b.push(event("function.call.delta", json!({"id": "fc", "name": "f", "tool_call_id": id, "arguments": m})));
+        }
+        10 => {
+            let id = b.fresh_id();
+            let m = b.marker();
+            b.push(event("tool.execution.started", json!({"id": id, "name": "web_search", "arguments": m})));
+        }
+        11 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(event("tool.execution.done", json!({"id": id, "name": "web_search", "info": {"x": m}})));
+        }
+        12 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(event("function.result", json!({"tool_call_id": id, "result": m})));
+        }
+        13 => b.push(event("conversation.response.done", json!({"usage": {"total_tokens": target}}))),
+        14 => {
+            let m = b.marker();
+            b.push(event("conversation.response.error", json!({"message": m, "code": 1})));
+        }
+        15 => {
+            let m = b.marker();
+            b.push(event("conversation.response.weird", json!({"x": m})));
+        }
+        16 => {
+            let m = b.marker();
+            let content = json!({"type": "tool_reference", "tool": "web_search", "title": m});
+            b.push(event("message.output.delta", json!({"id": "msg", "content": content})));
+        }
+        _ => {
+            let m = b.marker();
+            b.push(event("agent.handoff.started", json!({"id": "h", "previous_agent_name": m})));
+        }
+    }
+}
+
+fn opencode(b: &mut Builder, kind: u8, target: u8) {
+    let line = |kind: &str, mut rest: Value| {
+        rest["type"] = kind.into();
+        rest["timestamp"] = 1_767_036_059_338_u64.into();
+        rest["sessionID"] = "ses_1".into();
+        rest
+    };
+    let tool = |id: Value, state: Value| json!({"part": {"type": "tool", "messageID": "msg", "callID": id, "tool": "bash", "state": state}});
+    match kind % 13 {
+        0 => b.push(line("step_start", json!({"part": {"type": "step-start", "snapshot": "s"}}))),
+        1 => {
+            let m = b.marker();
+            b.push(line("text", json!({"part": {"type": "text", "messageID": "msg", "text": m}})));
+        }
+        2 => {
+            let m = b.marker();
+            b.push(line("reasoning", json!({"part": {"type": "reasoning", "text": m}})));
+        }
+        3 => {
+            let id = b.fresh_id();
+            let (input, output, title) = (b.arguments(&id), b.result(&id), b.latest(format!("title {id}")));
+            let state = json!({"status": "completed", "input": {"command": input}, "output": output, "title": title});
+            b.push(line("tool_use", tool(id.into(), state)));
+        }
+        4 => {
+            let id = b.fresh_id();
+            let (input, error) = (b.arguments(&id), b.result(&id));
+            let state = json!({"status": "error", "input": {"command": input}, "error": error});
+            b.push(line("tool_use", tool(id.into(), state)));
+        }
+        5 => {
+            // The same call sent again: a duplicate result, kept.
+            let id = b.pick(target);
+            let (input, output, title) = (b.arguments(&id), b.result(&id), b.latest(format!("title {id}")));
+            let state = json!({"status": "completed", "input": {"command": input}, "output": output, "title": title});
+            b.push(line("tool_use", tool(id.into(), state)));
+        }
+        6 => {
+            let reason = ["tool-calls", "stop", "length"][usize::from(target % 3)];
+            let tokens = json!({"input": target, "output": 1, "reasoning": 0, "cache": {"read": 2, "write": 0}});
+            b.push(line(
+                "step_finish",
+                json!({"part": {"type": "step-finish", "reason": reason, "cost": 0.5, "tokens": tokens}}),
+            ));
+        }
+        7 => {
+            // The step's last snapshot: a later one replaces it.
+            let m = b.latest("opencode snapshot".into());
+            b.push(line(
+                "step_finish",
+                json!({"part": {"type": "step-finish", "snapshot": m, "tokens": {"input": 1}}}),
+            ));
+        }
+        8 => {
+            let m = b.marker();
+            b.push(line("error", json!({"error": {"name": "APIError", "data": {"message": m}}})));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(line("done", json!({"reason": "idle", "rejected": [m]})));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(line("file_edited", json!({"file": m})));
+        }
+        11 => {
+            let id = b.fresh_number();
+            let m = b.marker();
+            b.push(line("tool_use", tool(id.into(), json!({"status": "running", "input": {"command": m}}))));
+        }
+        _ => {
+            let id = b.fresh_id();
+            let m = b.arguments(&id);
+            b.push(line("tool_use", tool(id.into(), json!({"status": "weird", "input": {"command": m}}))));
         }
     }
 }
