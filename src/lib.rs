@@ -105,6 +105,7 @@ mod builder;
 mod call;
 mod clock;
 mod handler;
+mod hash;
 mod machine;
 mod model;
 mod ops;

@@ -3,10 +3,11 @@
 //! checkpoints save (adapters', encoders') use it, so that the same state
 //! is always the same bytes.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::hash::HashMap;
 
 pub(crate) fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
     map: &HashMap<K, V>,
@@ -44,7 +45,7 @@ where
     V: serde::de::DeserializeOwned,
 {
     if state.is_null() {
-        return Ok(HashMap::new());
+        return Ok(HashMap::default());
     }
     let pairs: Vec<(K, V)> = serde_json::from_value(state).map_err(crate::CheckpointError::Corrupt)?;
     Ok(pairs.into_iter().collect())

@@ -31,7 +31,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -42,6 +41,7 @@ use super::support::{one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
+use crate::hash::HashSet;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The registry row of Codex `exec --json` lines.

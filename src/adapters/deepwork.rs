@@ -16,7 +16,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -29,6 +28,7 @@ use super::support::{
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
+use crate::hash::HashMap;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The registry row of deepwork Events and transcripts.

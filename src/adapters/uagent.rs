@@ -23,7 +23,7 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -36,6 +36,7 @@ use super::support::{
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
+use crate::hash::{HashMap, HashSet};
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The registry row of uagent `--stream` JSONL.

@@ -50,12 +50,11 @@
 //! assert_eq!(lines[2], serde_json::json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "s1/run-0/round-0", "delta": "Hi", "timestamp": 1000}));
 //! ```
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{Encoder, Frames, OutputFormat, Reads};
+use crate::hash::HashMap;
 use crate::model::FinishReason;
 use crate::ui::UiEvent;
 use crate::wire;

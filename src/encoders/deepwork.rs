@@ -24,13 +24,12 @@
 //! assert_eq!(event, serde_json::json!({"kind": "text", "content": "Hi", "meta": {"seq": 0, "ts": 1000}}));
 //! ```
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use smallvec::SmallVec;
 
 use super::{Encoder, Frames, OutputFormat, Reads};
+use crate::hash::HashMap;
 use crate::ui::UiEvent;
 use crate::wire;
 

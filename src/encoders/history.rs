@@ -12,12 +12,11 @@
 //! Memory: an export is a run's whole history, so a session's finished
 //! rounds are held until its run finishes (and no longer).
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::{Encoder, Frames, Reads};
+use crate::hash::HashMap;
 use crate::model::{Round, Summary, ToolCall};
 use crate::sink::SinkRecord;
 use crate::wire;
@@ -188,7 +187,7 @@ pub(crate) struct HistoryEncoder {
 
 impl HistoryEncoder {
     pub(crate) fn new(key: &'static str, render: fn(&RunHistory, &Summary) -> Vec<Value>) -> Self {
-        HistoryEncoder { sessions: HashMap::new(), key, render }
+        HistoryEncoder { sessions: HashMap::default(), key, render }
     }
 }
 

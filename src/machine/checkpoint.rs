@@ -9,11 +9,12 @@
 //! since no output depends on it: its size follows the open state, not the
 //! length of the session.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::{RoundMachine, Run};
+use crate::hash::HashMap;
 use crate::model::{Round, Summary};
 
 /// The format version this build writes and reads.

@@ -7,11 +7,12 @@
 //! `cargo bench --bench memory`).
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use smallvec::SmallVec;
+
+use crate::hash::HashMap;
 
 /// A tool call id as a map key, looked up by `&str`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,8 +15,6 @@ mod checkpoint;
 mod closed_calls;
 mod open_round;
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use smallvec::SmallVec;
@@ -25,6 +23,7 @@ pub(crate) use checkpoint::read_versioned;
 pub use checkpoint::{Checkpoint, CheckpointError};
 
 use crate::call::Call;
+use crate::hash::HashMap;
 use crate::model::{
     Anomaly, AnomalyKind, CallInProgress, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderReason, Round,
     RoundInProgress, Stitch, Summary, TerminalStatus, ToolCall, ToolResult,

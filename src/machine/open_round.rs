@@ -1,10 +1,10 @@
 //! The round being accumulated, before it closes.
 
 use std::cell::Cell;
-use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::hash::HashMap;
 use crate::model::{Meta, ToolResult};
 
 /// A tool call of the open round: like [`ToolCall`](crate::ToolCall), but

@@ -9,7 +9,7 @@
 //! sessions gone are compacted away once they outnumber the live ones, so
 //! a long-running router holds only the sessions it still has.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 /// One session's place in the order; its name is `names[start..start +
 /// len]`.

@@ -36,14 +36,13 @@
 mod appearances;
 mod store;
 
-use std::collections::HashMap;
-
 use appearances::Appearances;
 pub use store::{CheckpointStore, DirectoryStore, MemoryStore, StoreError};
 
 use crate::adapters::CallSink;
 use crate::builder::RoundBuilder;
 use crate::call::Call;
+use crate::hash::{HashMap, HashSet};
 use crate::machine::{Checkpoint, CheckpointError};
 use crate::model::{AnomalyKind, FinishReason};
 use crate::session::Session;
@@ -110,7 +109,7 @@ struct Eviction {
     /// from it, and it could not be removed): removed once more when the
     /// session ends, and never restored, so that a later session of that
     /// name does not start from it; a new save makes it current again.
-    stale: std::collections::HashSet<Box<str>>,
+    stale: HashSet<Box<str>>,
 }
 
 impl<S: Session, M: MakeSession<S>> std::fmt::Debug for Router<S, M> {
@@ -139,7 +138,7 @@ impl<S: Session, M: MakeSession<S>> Router<S, M> {
             context: S::Context::default(),
             slots: Vec::new(),
             free: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
             unnamed: None,
             order: Appearances::default(),
             last: None,
@@ -369,7 +368,7 @@ impl<S: Session, M: MakeSession<S>> Router<S, M> {
         if self.order.len() > 0 {
             return Err(CheckpointError::Inconsistent("sessions restored into a router that has some".into()));
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::default();
         for checkpoint in checkpoints {
             let name = checkpoint.session().map(str::to_owned);
             if !seen.insert(name.clone()) {

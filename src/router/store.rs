@@ -6,13 +6,14 @@
 //! session it restored is open again. A store that cannot do what it is
 //! asked says so with a [`StoreError`] naming the session and the path.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 pub use crate::store_error::StoreError;
 use std::fs::File;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+
+use crate::hash::HashMap;
 
 /// Keeps evicted sessions' checkpoints by session name.
 ///

@@ -39,7 +39,7 @@
 //! assert_eq!(builder.rounds()[0].message, "Hi");
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -50,6 +50,7 @@ use super::support::{one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
+use crate::hash::HashMap;
 use crate::model::AnomalyKind;
 
 mod metadata;

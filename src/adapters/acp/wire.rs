@@ -251,7 +251,7 @@ impl<'a> UpdateMeta<'a> {
         };
         // A repeated key: the last wins, as in a map (in linear time: a
         // hostile `_meta` may have many keys).
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hash::HashSet::default();
         let mut entries: Vec<_> = entries.0.into_iter().rev().filter(|(key, _)| seen.insert(key.clone())).collect();
         entries.reverse();
         for (key, raw) in entries {

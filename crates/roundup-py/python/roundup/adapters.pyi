@@ -22,3 +22,6 @@ openai_responses: _Format
 anthropic: _Format
 claude_code: _Format
 codex: _Format
+ollama: _Format
+mistral: _Format
+opencode: _Format
