@@ -110,9 +110,15 @@ pub fn check_ui_per_session(events: &[Value]) -> Result<(), String> {
 }
 
 /// Every tool call of every round has exactly one result (ids unique in a
-/// round, a placeholder reason that matches what closed the round), and the
-/// summaries count the same tool calls.
+/// round, a placeholder reason that matches what closed the round: a
+/// finish's reason, the run's `finish_reason` when its summary is there),
+/// and the summaries count the same tool calls.
 pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
+    let finish_reasons: HashMap<(Option<&str>, u64), &Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "summary")
+        .filter_map(|s| Some(((s["session"].as_str(), s["run"].as_u64()?), &s["finish_reason"])))
+        .collect();
     let mut calls = 0;
     for round in lines.iter().filter(|l| l["type"] == "round") {
         let tool_calls = round["tool_calls"].as_array().ok_or("round without tool_calls")?;
@@ -128,7 +134,14 @@ pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
                 (Some("completed" | "failed"), _) => result["content"].is_string(),
                 (Some("placeholder"), Some("next_chunk")) => result["reason"] == "superseded",
                 (Some("placeholder"), Some("finish")) => {
-                    result["reason"] == "canceled" || result["reason"] == "interrupted"
+                    let run = round["run"].as_u64().map(|run| (round["session"].as_str(), run));
+                    match run.and_then(|run| finish_reasons.get(&run)) {
+                        Some(reason) => result["reason"] == **reason,
+                        None => matches!(
+                            result["reason"].as_str(),
+                            Some("completed" | "failed" | "canceled" | "interrupted")
+                        ),
+                    }
                 }
                 _ => false,
             };
