@@ -56,6 +56,8 @@ pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
 pub mod deepwork;
+pub mod gemini;
+pub mod gemini_cli;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod ops;
@@ -80,6 +82,8 @@ pub static REGISTRY: &[&InputFormat] = &[
     &anthropic::FORMAT,
     &claude_code::FORMAT,
     &codex::FORMAT,
+    &gemini::FORMAT,
+    &gemini_cli::FORMAT,
 ];
 
 /// Translates the payloads of one stream of a protocol into calls.

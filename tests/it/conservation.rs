@@ -57,6 +57,16 @@ proptest! {
     fn codex_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("codex", &script)?;
     }
+
+    #[test]
+    fn gemini_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("gemini", &script)?;
+    }
+
+    #[test]
+    fn gemini_cli_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("gemini-cli", &script)?;
+    }
 }
 
 /// The property can fail: a stream whose marker is absent from the output
