@@ -92,6 +92,7 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
     let tool_start = || json!({"type": "content_block_start", "index": 1 + index, "content_block": {"type": "tool_use", "id": id, "name": s("title"), "input": {}}});
     let tool_delta = || json!({"type": "content_block_delta", "index": 1 + index, "delta": {"type": "input_json_delta", "partial_json": s("content")}});
     let completed = s("status") == "completed";
+    let gemini = |parts: Value| json!({"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}], "responseId": format!("r{round}")});
     match (format, op["op"].as_str().unwrap_or_default()) {
         ("openai-chat", "message") => vec![chunk(json!({"content": s("text")}))],
         ("openai-chat", "thought") => vec![chunk(json!({"reasoning_content": s("text")}))],
@@ -187,6 +188,23 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
             json!({"type": "step-finish", "reason": "tool-calls",
             "tokens": {"input": op["total"], "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}}),
         )],
+        ("gemini", "message") => vec![gemini(json!([{"text": s("text")}]))],
+        ("gemini", "thought") => vec![gemini(json!([{"text": s("text"), "thought": true}]))],
+        ("gemini", "tool_call") => vec![gemini(json!([{"functionCall": {"id": id, "name": s("title"), "args": {}}}]))],
+        ("gemini", "tool_update") if completed => vec![json!({"role": "user", "parts": [{"functionResponse":
+            {"id": id, "name": "bash", "response": {"output": s("content")}}}]})],
+        ("gemini", "token_usage") => {
+            vec![json!({"usageMetadata": {"totalTokenCount": op["total"]}, "responseId": format!("r{round}")})]
+        }
+        ("gemini-cli", "message") => {
+            vec![json!({"type": "message", "role": "assistant", "content": s("text"), "delta": true})]
+        }
+        ("gemini-cli", "tool_call") => {
+            vec![json!({"type": "tool_use", "tool_name": s("title"), "tool_id": id, "parameters": {}})]
+        }
+        ("gemini-cli", "tool_update") if completed => {
+            vec![json!({"type": "tool_result", "tool_id": id, "status": "success", "output": s("content")})]
+        }
         _ => vec![],
     }
 }

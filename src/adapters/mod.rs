@@ -56,6 +56,8 @@ pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
 pub mod deepwork;
+pub mod gemini;
+pub mod gemini_cli;
 pub mod mistral;
 pub mod ollama;
 pub mod openai_chat;
@@ -90,6 +92,8 @@ pub static REGISTRY: &[&InputFormat] = &[
     &claude_code::FORMAT,
     &codex::FORMAT,
     &ollama::FORMAT,
+    &gemini::FORMAT,
+    &gemini_cli::FORMAT,
 ];
 
 /// Translates the payloads of one stream of a protocol into calls.

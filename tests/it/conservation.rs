@@ -72,6 +72,16 @@ proptest! {
     fn opencode_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("opencode", &script)?;
     }
+
+    #[test]
+    fn gemini_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("gemini", &script)?;
+    }
+
+    #[test]
+    fn gemini_cli_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("gemini-cli", &script)?;
+    }
 }
 
 /// The property can fail: a stream whose marker is absent from the output

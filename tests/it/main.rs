@@ -11,6 +11,7 @@ mod conformance;
 mod conservation;
 mod deepwork;
 mod example;
+mod gemini;
 mod history;
 mod hostile;
 mod layout;

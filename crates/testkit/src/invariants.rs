@@ -110,8 +110,9 @@ pub fn check_ui_per_session(events: &[Value]) -> Result<(), String> {
 }
 
 /// Every tool call of every round has exactly one result (ids unique in a
-/// round, a placeholder reason that matches what closed the round), and the
-/// summaries count the same tool calls.
+/// round, a placeholder reason that matches what closed the round: a
+/// finish's reason, the run's `finish_reason` when its summary is there),
+/// and the summaries count the same tool calls.
 pub fn check_rounds(lines: &[Value]) -> Result<(), String> {
     // What each run's summary says ended it: a call left open at the end
     // gets a placeholder of that reason.

@@ -164,6 +164,8 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "ollama" => ollama(&mut b, kind, target),
             "mistral" => mistral(&mut b, kind, target),
             "opencode" => opencode(&mut b, kind, target),
+            "gemini" => gemini(&mut b, kind, event[1] % 2, target),
+            "gemini-cli" => gemini_cli(&mut b, kind, target),
             other => panic!("no generator for {other}"),
         }
     }
@@ -1042,6 +1044,199 @@ fn opencode(b: &mut Builder, kind: u8, target: u8) {
             let id = b.fresh_id();
             let m = b.arguments(&id);
             b.push(line("tool_use", tool(id.into(), json!({"status": "weird", "input": {"command": m}}))));
+        }
+    }
+}
+
+/// Gemini `streamGenerateContent` chunks of candidate 0 or 1, and the
+/// host's turns between responses.
+fn gemini(b: &mut Builder, kind: u8, candidate: u8, target: u8) {
+    let chunk =
+        |parts: Value| json!({"candidates": [{"index": candidate, "content": {"role": "model", "parts": parts}}]});
+    let call = |call: Value| chunk(json!([{ "functionCall": call }]));
+    let host = |parts: Value| json!({"role": "user", "parts": parts});
+    match kind % 24 {
+        0 => {
+            let m = b.marker();
+            b.push(chunk(json!([{"text": m}])));
+        }
+        1 => {
+            let m = b.marker();
+            b.push(chunk(json!([{"text": m, "thought": true}])));
+        }
+        2 => {
+            // An id from a newer model; the arguments are whole.
+            let id = b.fresh_id();
+            let m = b.marker();
+            b.push(call(json!({"id": id, "name": "f", "args": {"a": m}})));
+        }
+        3 => {
+            // No id: one is made up.
+            let m = b.marker();
+            b.push(call(json!({"name": "f", "args": {"a": m}})));
+        }
+        4 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(host(json!([{"functionResponse": {"id": id, "name": "f", "response": {"output": m}}}])));
+        }
+        5 => {
+            let m = b.marker();
+            b.push(host(json!([{"functionResponse": {"name": "f", "response": {"output": m}}}])));
+        }
+        6 => {
+            let m = b.marker();
+            let reason = ["STOP", "MAX_TOKENS", "SAFETY"][usize::from(target % 3)];
+            b.push(json!({"candidates": [{"index": candidate, "content": {"parts": [{"text": m}]}, "finishReason": reason}]}));
+        }
+        7 => {
+            b.n += 1;
+            let m = b.marker();
+            b.push(json!({"candidates": [{"index": candidate, "content": {"parts": [{"text": m}]}}], "responseId": format!("r{}", b.n)}));
+        }
+        8 => {
+            // Cumulative: the latest replaces the last.
+            let m = b.latest("usage".into());
+            b.push(json!({"usageMetadata": {"totalTokenCount": target, "note": m}}));
+        }
+        9 => {
+            let m = b.latest("prompt feedback".into());
+            b.push(json!({"promptFeedback": {"blockReason": "SAFETY", "note": m}}));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(json!({"error": {"code": 500, "message": m, "status": "INTERNAL"}}));
+        }
+        11 => {
+            let m = b.marker();
+            b.push(chunk(json!([{"futurePart": {"x": m}}])));
+        }
+        12 => {
+            let m = b.marker();
+            b.push(chunk(json!([{"executableCode": {"language": "PYTHON", "code": m}}])));
+        }
+        13 => {
+            let m = b.marker();
+            let outcome = if target.is_multiple_of(2) { "OUTCOME_OK" } else { "OUTCOME_FAILED" };
+            b.push(chunk(json!([{"codeExecutionResult": {"outcome": outcome, "output": m}}])));
+        }
+        14 => {
+            let m = b.marker();
+            b.push(call(json!({"name": "g", "willContinue": true})));
+            b.push(call(json!({"partialArgs": [{"jsonPath": "$.s", "stringValue": m, "willContinue": true}], "willContinue": true})));
+        }
+        15 => {
+            let m = b.marker();
+            let path = format!("$.p[{}]", target % 3);
+            b.push(call(json!({"partialArgs": [{"jsonPath": path, "stringValue": m}], "willContinue": true})));
+        }
+        16 => b.push(call(json!({}))),
+        17 => {
+            let m = b.marker();
+            b.push(chunk(json!([{"text": "", "thoughtSignature": m}])));
+        }
+        18 => {
+            let m = b.marker();
+            b.push(chunk(json!([{"functionCall": {"name": "h", "args": {}}, "thoughtSignature": m}])));
+        }
+        19 => {
+            let m = b.marker();
+            b.push(
+                json!({"candidates": [{"index": candidate, "safetyRatings": [{"category": m, "probability": "LOW"}]}]}),
+            );
+        }
+        20 => {
+            let m = b.marker();
+            b.push(json!({"weird": m}));
+        }
+        21 => {
+            // Grounding replaces the last in its round.
+            let m = b.latest(format!("grounding {candidate}"));
+            b.push(json!({"candidates": [{"index": candidate, "groundingMetadata": {"webSearchQueries": [m]}}]}));
+        }
+        22 => {
+            let m = b.marker();
+            b.push(json!({"role": "model", "parts": [{"text": m}]}));
+        }
+        _ => {
+            // The user's prompt: a new run, unless nothing happened since
+            // the last, whose prompt it then replaces.
+            let m = b.latest("prompt".into());
+            b.push(host(json!([{"text": m}])));
+        }
+    }
+}
+
+/// Gemini CLI `stream-json` lines.
+fn gemini_cli(b: &mut Builder, kind: u8, target: u8) {
+    let line = |kind: &str, mut rest: Value| {
+        rest["type"] = kind.into();
+        rest["timestamp"] = "2026-01-15T10:00:00Z".into();
+        rest
+    };
+    match kind % 13 {
+        0 => {
+            // A run's metadata: an init with nothing since replaces it.
+            let m = b.latest("init".into());
+            b.push(line("init", json!({"session_id": m, "model": "m"})));
+        }
+        1 => {
+            let m = b.latest("prompt".into());
+            b.push(line("message", json!({"role": "user", "content": m})));
+        }
+        2 => {
+            let m = b.marker();
+            b.push(line("message", json!({"role": "assistant", "content": m, "delta": true})));
+        }
+        3 => {
+            let m = b.marker();
+            b.push(line("message", json!({"role": "assistant", "content": m})));
+        }
+        4 => {
+            let id = b.fresh_id();
+            let m = b.arguments(&id);
+            b.push(line(
+                "tool_use",
+                json!({"tool_name": "run_shell_command", "tool_id": id, "parameters": {"command": m}}),
+            ));
+        }
+        5 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(line("tool_result", json!({"tool_id": id, "status": "success", "output": m})));
+        }
+        6 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(line(
+                "tool_result",
+                json!({"tool_id": id, "status": "error", "error": {"type": "E", "message": m}}),
+            ));
+        }
+        7 => {
+            let m = b.marker();
+            b.push(line("error", json!({"severity": "warning", "message": m})));
+        }
+        8 => {
+            let m = b.marker();
+            b.push(line("result", json!({"status": "success", "stats": {"total_tokens": target, "note": m}})));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(line("result", json!({"status": "error", "error": {"type": "E", "message": m}, "stats": {}})));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(line("weird", json!({"x": m})));
+        }
+        11 => {
+            let id = b.pick(target);
+            let m = b.marker();
+            b.push(line("tool_result", json!({"tool_id": id, "status": "pending", "output": m})));
+        }
+        _ => {
+            let m = b.marker();
+            b.push(line("tool_use", json!({"tool_name": "read_file", "parameters": {"path": m}})));
         }
     }
 }

@@ -25,3 +25,5 @@ codex: _Format
 ollama: _Format
 mistral: _Format
 opencode: _Format
+gemini: _Format
+gemini_cli: _Format
