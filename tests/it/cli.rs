@@ -106,3 +106,60 @@ fn no_command_shows_the_help_and_a_usage_error() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("similar subcommand exists: 'replay'"));
 }
+
+/// A zstd frame holding `data` in one raw (stored) block: the smallest
+/// frame the format allows, made by hand so the test needs no encoder.
+fn zstd_frame(data: &[u8]) -> Vec<u8> {
+    assert!(data.len() < 1 << 10, "one block within the smallest window");
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00];
+    let header = (data.len() as u32) << 3 | 1; // the last block, raw, its size
+    frame.extend_from_slice(&header.to_le_bytes()[..3]);
+    frame.extend_from_slice(data);
+    frame
+}
+
+#[test]
+fn compressed_inputs_are_told_by_their_magic_bytes() {
+    let plain = std::fs::read(repo_root().join("examples/session.ops.jsonl")).unwrap();
+    let expected = roundup(&["replay", "examples/session.ops.jsonl"]).stdout;
+    let dir = std::env::temp_dir().join(format!("roundup-compressed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // zstd: the input cut in two frames, one after another.
+    let (first, second) = plain.split_at(plain.len() / 2);
+    let mut zst = Vec::new();
+    for part in [first, second] {
+        for chunk in part.chunks(1000) {
+            zst.extend(zstd_frame(chunk));
+        }
+    }
+    let zst_file = dir.join("session.bin");
+    std::fs::write(&zst_file, &zst).unwrap();
+    let out = roundup(&["replay", "-q", zst_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, expected, "zstd frames decoded whatever the file is called");
+    // gzip, two members (as `cat a.gz b.gz` makes), through the system's gzip.
+    let gzip = |data: &[u8]| {
+        use std::io::Write;
+        let mut child = Command::new("gzip")
+            .arg("-c")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("gzip is installed");
+        child.stdin.take().unwrap().write_all(data).unwrap();
+        child.wait_with_output().unwrap().stdout
+    };
+    let mut gz = gzip(first);
+    gz.extend(gzip(second));
+    let gz_file = dir.join("session.jsonl.gz");
+    std::fs::write(&gz_file, &gz).unwrap();
+    let out = roundup(&["replay", "-q", gz_file.to_str().unwrap()]);
+    assert_eq!(out.stdout, expected, "every gzip member read");
+    // A zstd stream cut short is a read error naming the file, exit 1.
+    let cut = dir.join("cut.zst");
+    std::fs::write(&cut, &zst[..zst.len() - 10]).unwrap();
+    let out = roundup(&["replay", "-q", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cut.zst (zstd data): "), "the file is named");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -10,6 +10,7 @@ use roundup::encoders::{self, Framing};
 use roundup::{replay, BadLine, ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
 
 mod args;
+mod compressed;
 mod filter;
 mod input;
 
@@ -157,8 +158,12 @@ fn replay_one(
             (Box::new(FileInput::new(file, signals.clone())), size)
         }
     };
+    let (input, compression) = compressed::decompressed(input, file).map_err(|e| ReplayError::Read(named(e, file)))?;
+    let is_file = total_bytes.is_some();
+    // A compressed file's size says nothing of how much there is to read.
+    let total_bytes = total_bytes.filter(|_| compression.is_none());
     let terminal = io::stderr().is_terminal();
-    let progress = args.progress.unwrap_or(total_bytes.is_some() && terminal);
+    let progress = args.progress.unwrap_or(is_file && terminal);
     let mut observer = Stderr { quiet: args.quiet, source, total_bytes, progress, terminal, bad_lines: 0 };
     let result = replay(input, &mut *output, &args.options, &mut observer);
     let prefix = observer.prefix();
