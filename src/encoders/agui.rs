@@ -131,7 +131,11 @@ impl Encoder for AguiEncoder {
         }
         let Some(thread) = self.threads.get_mut(name) else { return };
         let mut emit = |mut event: Value| {
-            event["timestamp"] = at_ms.into();
+            // A source without clock readings leaves the replay's clock at
+            // 0: no timestamp says so better than one of 1970.
+            if at_ms > 0 {
+                event["timestamp"] = at_ms.into();
+            }
             out.frame(|buf| wire::write_json(buf, &event));
         };
         thread.event(name, event, &mut emit);

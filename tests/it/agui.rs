@@ -114,3 +114,21 @@ fn a_call_is_named_by_its_name_and_else_by_its_title() {
         ]
     );
 }
+
+/// A source that never says what time it is leaves the replay's clock at
+/// 0: its events carry no `timestamp` (not one of 1970); a source that
+/// stamps its events gives each its time.
+#[test]
+fn timestamps_only_where_the_source_has_a_clock() {
+    let unstamped = agui("{\"op\":\"message\",\"text\":\"Hi\"}\n{\"op\":\"finish\",\"reason\":\"completed\"}\n");
+    assert!(!unstamped.is_empty());
+    assert!(unstamped.iter().all(|e| e.get("timestamp").is_none()), "{unstamped:?}");
+    let stamped = agui(concat!(
+        r#"{"op":"message","text":"Hi","at_ms":1700000000000}"#,
+        "\n",
+        r#"{"op":"finish","reason":"completed","at_ms":1700000000500}"#,
+        "\n",
+    ));
+    assert!(stamped.iter().all(|e| e["timestamp"].as_u64().is_some_and(|t| t >= 1_700_000_000_000)), "{stamped:?}");
+    assert_eq!(stamped.last().map(|e| &e["timestamp"]), Some(&json!(1_700_000_000_500_u64)));
+}
