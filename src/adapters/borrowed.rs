@@ -8,7 +8,6 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
-use smallvec::SmallVec;
 
 use crate::bad_line::BadLine;
 
@@ -41,7 +40,7 @@ pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
         if !inner.contains('\\') {
             return Cow::Borrowed(inner);
         }
-        if let Ok(text) = serde_json::from_str::<String>(json) {
+        if let Some(text) = crate::ops::scan::unescape(inner) {
             return Cow::Owned(text);
         }
     }
@@ -130,8 +129,12 @@ impl Text {
 /// known in advance (extension metadata), or that may repeat a key (Codex's
 /// items), which a derived struct rejects. [`Fields::get`] takes the last
 /// value of a key, as a map would.
+///
+/// On the heap: an object of a dozen fields inline is some 500 bytes,
+/// which every move (out of the visitor, into the event that holds it)
+/// copies; one allocation costs less than those copies.
 #[derive(Debug, Default)]
-pub(crate) struct Fields<'a>(pub(crate) SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>);
+pub(crate) struct Fields<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl<'a> Fields<'a> {
     /// The last value of `key`.
@@ -149,7 +152,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
                 f.write_str("an object")
             }
             fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
-                let mut item = Fields::default();
+                let mut item = Fields(Vec::with_capacity(map.size_hint().unwrap_or(8)));
                 while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
                     let value: &'a RawValue = map.next_value()?;
                     item.0.push((key, value));

@@ -190,7 +190,7 @@ impl CodexAdapter {
                 // Whole texts that follow each other in a round are
                 // paragraphs, not fragments of one.
                 if self.last_text.replace(message) == Some(message) && !body.is_empty() {
-                    body = Cow::Owned(format!("\n\n{body}"));
+                    body = Cow::Owned(["\n\n", &body].concat());
                 }
                 if message {
                     calls.call(None, Call::Message { text: &body });
@@ -237,7 +237,7 @@ impl CodexAdapter {
     ) {
         if !self.declared.contains(id) {
             let title = match (item.get("server"), item.get("tool")) {
-                (Some(server), Some(tool)) => format!("{}/{}", raw_text(server), raw_text(tool)),
+                (Some(server), Some(tool)) => [&*raw_text(server), "/", &raw_text(tool)].concat(),
                 (None, Some(tool)) => raw_text(tool).into_owned(),
                 _ => kind.to_owned(),
             };

@@ -12,7 +12,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-mod scan;
+pub(crate) mod scan;
 
 #[cfg(test)]
 mod fast_path_tests;

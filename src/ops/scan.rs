@@ -137,6 +137,33 @@ fn key(line: &str, at: usize) -> Option<(Key, usize)> {
     Some((Key::of(line.get(start..end)?), end + 1))
 }
 
+/// The text of a JSON string's body (what is between its quotes), its
+/// escapes decoded, for a reader that has the body already (a raw JSON
+/// value); `None` when the body is not one of valid JSON (a raw quote or
+/// control character, a bad escape).
+///
+/// One pass and one allocation, where decoding it through serde would scan
+/// it again and build a deserializer for it.
+pub(crate) fn unescape(body: &str) -> Option<String> {
+    let bytes = body.as_bytes();
+    let mut decoded = String::with_capacity(body.len());
+    let mut at = 0;
+    loop {
+        let run = plain_run(&bytes[at..]);
+        decoded.push_str(body.get(at..at + run)?);
+        at += run;
+        match bytes.get(at) {
+            None => return Some(decoded),
+            Some(b'\\') => {
+                let (c, len) = escape(bytes, at)?;
+                decoded.push(c);
+                at += len;
+            }
+            Some(_) => return None,
+        }
+    }
+}
+
 /// The string starting at the quote at `at`, and the index after its
 /// closing quote. Borrowed when it has no escape; decoded in one pass onto
 /// the end of `decoded` when it has. An invalid escape or a raw control
@@ -264,6 +291,17 @@ mod tests {
                 }
             }
             assert_eq!(plain_run(&vec![0xc3; len]), len, "high bytes are plain");
+        }
+    }
+
+    #[test]
+    fn bodies_unescape_as_serde_json_decodes_them() {
+        for text in [r#"\"\\\/\b\f\n\r\t"#, r"\u0041\u00e9\u2603", r"\ud83d\ude00", "pré\\n😀", "plain", ""] {
+            let expected: String = serde_json::from_str(&format!(r#""{text}""#)).unwrap();
+            assert_eq!(unescape(text), Some(expected), "{text}");
+        }
+        for bad in ["a\"b", "a\\", "\\x", "\\ud800", "a\u{1}b"] {
+            assert_eq!(unescape(bad), None, "{bad:?}");
         }
     }
 

@@ -40,6 +40,8 @@ const TXN_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a worker tries to take its partitions again after a failure
 /// before it stops.
 const RECOVERY_TIME: Duration = Duration::from_secs(60);
+/// Recovery attempts made even when they outlast [`RECOVERY_TIME`].
+const MIN_RECOVERY_ATTEMPTS: u32 = 4;
 
 /// What a worker reads and writes.
 #[derive(Debug, Clone)]
@@ -448,10 +450,15 @@ impl Worker {
     /// took long (a restore waiting out its timeout) is not made again.
     fn recover(&mut self, mut mend: Mend) -> Result<(), WorkerError> {
         let deadline = Instant::now() + RECOVERY_TIME;
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             match self.try_recover(mend) {
                 Ok(()) => return Ok(()),
-                Err(error) if Instant::now() < deadline => {
+                // A broker that is coming back can take one attempt's
+                // whole timeouts (the abort's and the offsets' reads): a
+                // few attempts are made whatever the clock says.
+                Err(error) if attempts < MIN_RECOVERY_ATTEMPTS || Instant::now() < deadline => {
                     eprintln!("roundup-kafka: recovering, trying again in 2 s: {error}");
                     std::thread::sleep(Duration::from_secs(2));
                     // Whatever state the producer was left in, a new one
