@@ -113,7 +113,7 @@ pub(crate) const OPENAI: Dialect = Dialect { format: "openai-chat", meta: "opena
 impl Dialect {
     /// The metadata key `name` in this dialect (`openai_usage`).
     fn key(&self, name: &str) -> String {
-        format!("{}_{name}", self.meta)
+        [self.meta, "_", name].concat()
     }
 }
 
