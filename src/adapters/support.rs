@@ -126,11 +126,21 @@ impl EventCounts {
 /// offset) as unix milliseconds; `None` before the epoch or when it does
 /// not parse.
 pub(crate) fn rfc3339_ms(text: &str) -> Option<u64> {
-    u64::try_from(parse_rfc3339(text)? / 1_000_000).ok()
+    // In 64 bits: a 128-bit division is a library call, and every stamped
+    // event's time goes through here.
+    let (seconds, nanos) = rfc3339_parts(text)?;
+    u64::try_from(seconds.checked_mul(1000)?.checked_add(i64::from(nanos / 1_000_000))?).ok()
 }
 
 /// Parses an RFC 3339 timestamp into nanoseconds since the unix epoch.
 pub(crate) fn parse_rfc3339(text: &str) -> Option<i128> {
+    let (seconds, nanos) = rfc3339_parts(text)?;
+    Some(i128::from(seconds) * 1_000_000_000 + i128::from(nanos))
+}
+
+/// An RFC 3339 timestamp as whole seconds since the unix epoch and the
+/// nanoseconds of the second.
+fn rfc3339_parts(text: &str) -> Option<(i64, u32)> {
     let b = text.as_bytes();
     // Digits read by hand: every stamped event has a timestamp, and
     // `str::parse` per field was an eighth of a uagent replay.
@@ -152,14 +162,14 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i128> {
         return None;
     }
     let mut at = 19;
-    let mut nanos: i128 = 0;
+    let mut nanos: u32 = 0;
     if b.get(at) == Some(&b'.') {
         let digits = b[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
         if digits == 0 {
             return None;
         }
-        let fraction = num(at + 1..at + 1 + digits.min(9))?;
-        nanos = i128::from(fraction) * 10i128.pow(9 - digits.min(9) as u32);
+        let fraction = u32::try_from(num(at + 1..at + 1 + digits.min(9))?).ok()?;
+        nanos = fraction * 10u32.pow(9 - digits.min(9) as u32);
         at += 1 + digits;
     }
     let offset = match b.get(at)? {
@@ -182,7 +192,7 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i128> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset * 60;
-    Some(i128::from(seconds) * 1_000_000_000 + nanos)
+    Some((seconds, nanos))
 }
 
 #[cfg(test)]
@@ -195,6 +205,10 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-09-23T12:32:07.496787Z"), Some(1_790_166_727_496_787_000));
         assert_eq!(parse_rfc3339("2026-09-23T14:32:07.5+02:00"), Some(1_790_166_727_500_000_000));
         assert_eq!(parse_rfc3339("2000-02-29T00:00:00Z"), Some(951_782_400_000_000_000));
+        assert_eq!(rfc3339_ms("2026-09-23T12:32:07.496787Z"), Some(1_790_166_727_496));
+        assert_eq!(rfc3339_ms("2026-09-23T14:32:07.5+02:00"), Some(1_790_166_727_500));
+        assert_eq!(rfc3339_ms("1969-12-31T23:59:59.999Z"), None, "before the epoch");
+        assert_eq!(rfc3339_ms("2026-09-23T12:32:07.123456789123Z"), Some(1_790_166_727_123), "digits past the ninth");
         for bad in ["<now>", "2026-09-23", "2026-13-01T00:00:00Z", "2026-09-23T12:32:07.Z", "2026-09-23T12:32:07"] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
