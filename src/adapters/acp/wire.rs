@@ -31,8 +31,11 @@ pub(super) struct Message<'a> {
     pub error: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "sessionId", deserialize_with = "scalar_text")]
     pub session_id: Option<Cow<'a, str>>,
+    /// Boxed: a bare notification is the rarer form, and a message is
+    /// moved several times on its way (an inline `Update` here would double
+    /// the bytes every move copies).
     #[serde(borrow, default)]
-    pub update: Option<Update<'a>>,
+    pub update: Option<Box<Update<'a>>>,
 }
 
 /// The params of the requests and notifications the adapter reads.
