@@ -25,6 +25,12 @@ pub struct BadLine {
 }
 
 impl BadLine {
+    /// A payload that is not UTF-8, said the same way whatever the format:
+    /// the column (from 1, in bytes) of the first byte that is not.
+    pub(crate) fn not_utf8(error: std::str::Utf8Error) -> BadLine {
+        BadLine::new(utf8_reason(error))
+    }
+
     /// A payload that cannot be read, for `reason`, with nothing recovered
     /// from it: what an adapter of one's own returns.
     ///
@@ -64,4 +70,9 @@ fn strip_position(message: &str) -> String {
         Some(at) => format!("{} (column {})", &message[..at], &message[at + " at line 1 column ".len()..]),
         None => message.to_owned(),
     }
+}
+
+/// What [`BadLine::not_utf8`] says.
+pub(crate) fn utf8_reason(error: std::str::Utf8Error) -> String {
+    format!("not UTF-8: an invalid byte sequence at column {}", error.valid_up_to() + 1)
 }

@@ -14,7 +14,7 @@ use crate::bad_line::BadLine;
 /// A payload as text, validated once: decoding from text then needs no
 /// second validation of each string or kept raw value.
 pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
-    std::str::from_utf8(payload).map_err(|error| BadLine::new(format!("not UTF-8: {error}")))
+    std::str::from_utf8(payload).map_err(BadLine::not_utf8)
 }
 
 /// A raw value as a `serde_json::Value`, for metadata ([`json_value`]).

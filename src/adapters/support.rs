@@ -38,7 +38,8 @@ pub(crate) fn is_done_marker(payload: &[u8]) -> bool {
 
 /// Parses a payload into a JSON value; the [`BadLine`] when it is not JSON.
 pub(crate) fn parse_event(payload: &[u8]) -> Result<Value, BadLine> {
-    serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))
+    let text = std::str::from_utf8(payload).map_err(BadLine::not_utf8)?;
+    serde_json::from_str(text).map_err(|error| BadLine::json(&error))
 }
 
 /// Reports what an adapter cannot translate as an anomaly that keeps what

@@ -537,20 +537,21 @@ impl<'a> OpsLine<'a> {
         }
         let line = self.line;
         let decoded = match text {
-            Ok(text) => serde_json::from_str::<Fields<'a>>(text),
-            Err(_) => serde_json::from_slice::<Fields<'a>>(line),
+            Ok(text) => serde_json::from_str::<Fields<'a>>(text).map_err(|error| describe_json_error(&error)),
+            // Said as every format says it.
+            Err(error) => Err(crate::bad_line::utf8_reason(error)),
         };
         match decoded {
             Ok(fields) => {
                 self.fields = fields;
                 Ok(())
             }
-            Err(error) => {
+            Err(reason) => {
                 // What a line that is not JSON can still tell, if anything.
                 let envelope = serde_json::from_slice::<Envelope<'_>>(line).ok();
                 let (session, at_ms) = envelope.map_or((None, None), |e| (e.session, e.at_ms));
                 Err(BadLine {
-                    reason: describe_json_error(&error),
+                    reason,
                     session: match session {
                         Some(Parsed::Str(s)) => Some(s.into_owned()),
                         _ => None,
@@ -692,8 +693,8 @@ fn out_of_enum(name: &str, allowed: &str, found: &str) -> String {
 /// The line without its terminator, if it is a JSON object (its first
 /// byte that is not a space is `{`), with its text when it is UTF-8.
 /// Validating the whole line at once is much faster than validating each
-/// string as it is decoded; a line that is not UTF-8 goes through the
-/// slower per-string path, which names the column.
+/// string as it is decoded; a line that is not UTF-8 is a bad line that
+/// names the column of the first byte that is not, as every format says it.
 #[allow(clippy::type_complexity)]
 fn object_line(line: &[u8]) -> Result<(&[u8], Result<&str, std::str::Utf8Error>), BadLine> {
     let line = trim_line_end(line);
@@ -821,7 +822,10 @@ mod tests {
         assert_eq!(reason(b"not json"), "not valid JSON: expected ident (column 2)");
         assert_eq!(reason(b"{\"op\":\"message\""), "truncated JSON: EOF while parsing an object (column 15)");
         assert_eq!(reason(b"{\"op\":\"message\",\"op\":\"x\"}"), "duplicate field `op` (column 20)");
-        assert!(reason(b"{\"op\":\"message\",\"text\":\"\xff\"}").starts_with("not valid JSON: invalid unicode"));
+        assert_eq!(
+            reason(b"{\"op\":\"message\",\"text\":\"\xff\"}"),
+            "not UTF-8: an invalid byte sequence at column 25"
+        );
         assert!(reason(b"{\"op\":\"message\",\"text\":\"a\0\"}").starts_with("not valid JSON: control character"));
         // Nesting costs no stack: values nobody reads are skipped iteratively.
         for depth in [10_000, 1_000_000] {

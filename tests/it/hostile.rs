@@ -70,8 +70,22 @@ fn invalid_utf8_is_a_bad_line() {
     let run = replay(around(b"{\"op\":\"message\",\"text\":\"\xff\xfe\"}"));
     assert_survived(&run);
     assert_eq!(run.bad_lines().len(), 1);
-    assert!(run.bad_lines()[0].starts_with("line 3: not valid JSON: invalid unicode code point"));
+    assert_eq!(run.bad_lines()[0], "line 3: not UTF-8: an invalid byte sequence at column 25");
     assert!(run.stderr.contains("line 3:"), "stderr names the line: {}", run.stderr);
+}
+
+/// Every input format says the same of a line that is not UTF-8: the
+/// column (from 1) of the first byte that is not.
+#[test]
+fn every_format_words_invalid_utf8_alike() {
+    let line = b"{\"type\":\"x\",\"text\":\"a\xffb\"}\n";
+    for format in roundup::adapters::REGISTRY {
+        let options = roundup_testkit::capture::options(format.name(), "records");
+        let (lines, _) = roundup_testkit::capture::replay_lines(line, &options);
+        let details: Vec<&str> =
+            lines.iter().filter(|l| l["kind"] == "bad_line").filter_map(|l| l["detail"].as_str()).collect();
+        assert_eq!(details, ["line 1: not UTF-8: an invalid byte sequence at column 22"], "{}", format.name());
+    }
 }
 
 #[test]
