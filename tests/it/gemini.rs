@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use roundup_testkit::capture::{clean_replay, of_type, options, replay_lines};
+use roundup_testkit::fixture_files;
 use roundup_testkit::invariants::{check_rounds, check_ui_per_session};
 use serde_json::{json, Value};
 
@@ -81,12 +82,8 @@ fn calls(out: &[Value]) -> Vec<&Value> {
 fn every_fixture_is_detected_and_keeps_the_invariants() {
     let mut files = 0;
     for (folder_name, format) in FOLDERS {
-        for entry in std::fs::read_dir(folder(folder_name)).unwrap() {
-            let path = entry.unwrap().path();
+        for path in fixture_files(folder_name) {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if name.ends_with(".md") {
-                continue;
-            }
             files += 1;
             let input = input(folder_name, &name);
             let (named, named_stats) = replay_lines(&input, &options(format, "records"));
@@ -133,9 +130,9 @@ fn an_ops_recording_of_every_fixture_replays_the_same() {
         }
     }
     for (folder_name, format) in FOLDERS {
-        for entry in std::fs::read_dir(folder(folder_name)).unwrap() {
-            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            if name.ends_with(".md") || name == "gemini-cli-snapshot-streaming-events.jsonl" {
+        for path in fixture_files(folder_name) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name == "gemini-cli-snapshot-streaming-events.jsonl" {
                 continue;
             }
             let input = input(folder_name, &name);

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use roundup_testkit::capture::{clean_replay, of_type, options, replay_lines};
+use roundup_testkit::fixture_files;
 use roundup_testkit::invariants::{check_rounds, check_ui_per_session};
 use serde_json::{json, Value};
 
@@ -53,13 +54,8 @@ fn kinds(out: &[Value]) -> Vec<&str> {
 #[test]
 fn every_fixture_is_detected_and_keeps_the_invariants() {
     for (folder, format, count) in FOLDERS {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
         let mut files = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "md") {
-                continue;
-            }
+        for path in fixture_files(folder) {
             files += 1;
             let input = std::fs::read(&path).unwrap();
             let (named, named_stats) = replay_lines(&input, &options(format, "records"));
@@ -400,12 +396,7 @@ fn mistral_detection_leaves_openai_streams_to_openai_chat() {
     assert_eq!(detect(r#"{"type":"conversation.response.started","conversation_id":"c"}"#), "mistral");
     assert_eq!(detect(r#"{"type":"response.created","response":{"id":"r"}}"#), "openai-responses");
     // Every OpenAI fixture is still read as openai-chat.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openai-chat");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            continue;
-        }
+    for path in fixture_files("openai-chat") {
         let (_, stats) = replay_lines(&std::fs::read(&path).unwrap(), &options("auto", "records"));
         assert_eq!(stats.format.map(|f| f.name()), Some("openai-chat"), "{path:?}");
     }

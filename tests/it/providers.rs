@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use roundup_testkit::capture::{clean_replay, of_type, options, replay_lines};
+use roundup_testkit::fixture_files;
 use roundup_testkit::invariants::{check_rounds, check_ui};
 use serde_json::{json, Value};
 
@@ -36,12 +37,7 @@ fn lines(input: &str, from: &str) -> Vec<Value> {
 fn every_fixture_is_detected_and_keeps_the_invariants() {
     let mut files = 0;
     for (folder, format) in FOLDERS {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "md") {
-                continue;
-            }
+        for path in fixture_files(folder) {
             files += 1;
             let input = std::fs::read(&path).unwrap();
             let (named, named_stats) = replay_lines(&input, &options(format, "records"));
@@ -451,12 +447,8 @@ pub(crate) fn record_calls(format: &str, input: &[u8]) -> String {
 #[test]
 fn an_ops_recording_of_every_fixture_replays_the_same() {
     for (folder, format) in FOLDERS {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(folder);
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "md")
-                || path.ends_with("vercel-parallel-tool-call-wrapper.1.chunks.jsonl")
-            {
+        for path in fixture_files(folder) {
+            if path.ends_with("vercel-parallel-tool-call-wrapper.1.chunks.jsonl") {
                 continue;
             }
             let input = std::fs::read(&path).unwrap();

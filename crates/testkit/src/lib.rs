@@ -91,6 +91,19 @@ pub fn pipe_through(
     Piped { peak_kib, status, stderr: errors.join().expect("the stderr thread") }
 }
 
+/// The recordings of one folder of tests/fixtures/ (every file but its
+/// `.md` notes), sorted by name.
+pub fn fixture_files(folder: &str) -> Vec<std::path::PathBuf> {
+    let dir = repo_root().join("tests/fixtures").join(folder);
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_none_or(|e| e != "md"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Every fixture of tests/fixtures/ (`.jsonl`, `.ndjson` and `.sse` files,
 /// sorted by path) and every vector's ops as JSONL, named by path or
 /// vector: the inputs a test that must hold for all of them reads.
