@@ -49,6 +49,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::openai_chat::Function;
 use super::support::{one, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -160,17 +161,10 @@ struct Message<'a> {
 struct ToolCall<'a> {
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
+    /// OpenAI's shape, but `arguments` is a JSON object (a string from
+    /// some servers): the whole arguments at once.
     #[serde(borrow, default)]
     function: Option<Function<'a>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Function<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
-    name: Option<Cow<'a, str>>,
-    /// A JSON object (a string from some servers): the whole arguments.
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
 }
 
 impl Adapter for OllamaAdapter {

@@ -215,12 +215,15 @@ struct ToolCall<'a> {
     function: Option<Function<'a>>,
 }
 
+/// A tool call's function: its name and arguments, as sent (a fragment of
+/// JSON text here; Ollama's NDJSON, which shares the shape, sends an
+/// object).
 #[derive(Debug, Deserialize)]
-struct Function<'a> {
+pub(crate) struct Function<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
-    name: Option<Cow<'a, str>>,
+    pub(crate) name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    pub(crate) arguments: Option<&'a RawValue>,
 }
 
 impl Adapter for OpenAiChatAdapter {
