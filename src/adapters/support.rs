@@ -55,11 +55,6 @@ pub(crate) fn one(key: &str, value: Value) -> Meta {
     meta
 }
 
-/// The fields of `event` that it has, as metadata under their own names.
-pub(crate) fn pick(event: &Value, fields: &[&str]) -> Meta {
-    fields.iter().filter_map(|f| Some(((*f).to_owned(), event.get(*f)?.clone()))).collect()
-}
-
 /// The value at a path of object keys. `Value::pointer` would do, but it
 /// allocates for every key it unescapes, on every event.
 pub(crate) fn at_path<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v Value> {
@@ -127,28 +122,75 @@ impl EventCounts {
 /// offset) as unix milliseconds; `None` before the epoch or when it does
 /// not parse.
 pub(crate) fn rfc3339_ms(text: &str) -> Option<u64> {
+    parts_ms(rfc3339_parts(text)?)
+}
+
+/// Seconds and nanoseconds since the epoch as unix milliseconds; `None`
+/// before the epoch.
+pub(crate) fn parts_ms((seconds, nanos): (i64, u32)) -> Option<u64> {
     // In 64 bits: a 128-bit division is a library call, and every stamped
     // event's time goes through here.
-    let (seconds, nanos) = rfc3339_parts(text)?;
     u64::try_from(seconds.checked_mul(1000)?.checked_add(i64::from(nanos / 1_000_000))?).ok()
 }
 
-/// Parses an RFC 3339 timestamp into nanoseconds since the unix epoch.
-pub(crate) fn parse_rfc3339(text: &str) -> Option<i128> {
-    let (seconds, nanos) = rfc3339_parts(text)?;
-    Some(i128::from(seconds) * 1_000_000_000 + i128::from(nanos))
+/// Seconds and nanoseconds since the epoch as nanoseconds.
+pub(crate) fn parts_ns((seconds, nanos): (i64, u32)) -> i128 {
+    i128::from(seconds) * 1_000_000_000 + i128::from(nanos)
 }
 
 /// An RFC 3339 timestamp as whole seconds since the unix epoch and the
 /// nanoseconds of the second.
-fn rfc3339_parts(text: &str) -> Option<(i64, u32)> {
+pub(crate) fn rfc3339_parts(text: &str) -> Option<(i64, u32)> {
     let b = text.as_bytes();
-    // Digits read by hand: every stamped event has a timestamp, and
-    // `str::parse` per field was an eighth of a uagent replay.
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        b.get(range)?.iter().try_fold(0i64, |n, c| c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0')))
-    };
-    if b.len() < 20
+    let (nanos, offset) = rfc3339_tail(b)?;
+    Some((civil_seconds(b.get(..19)?)? - offset, nanos))
+}
+
+/// RFC 3339 times read with the last one's date and time of day kept: a
+/// stream stamps its events many to a second, so most times differ from
+/// the one before only after the seconds, and the calendar arithmetic is
+/// done once a second rather than once an event.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Rfc3339Memo {
+    /// The first 19 bytes of the last time read (`YYYY-MM-DDTHH:MM:SS`),
+    /// and their seconds since the epoch.
+    last: Option<([u8; 19], i64)>,
+}
+
+impl Rfc3339Memo {
+    /// [`rfc3339_parts`] of `text`.
+    pub(crate) fn parts(&mut self, text: &str) -> Option<(i64, u32)> {
+        let b = text.as_bytes();
+        let (nanos, offset) = rfc3339_tail(b)?;
+        let prefix: [u8; 19] = b.get(..19)?.try_into().ok()?;
+        let seconds = match self.last {
+            Some((last, seconds)) if last == prefix => seconds,
+            _ => {
+                let seconds = civil_seconds(&prefix)?;
+                self.last = Some((prefix, seconds));
+                seconds
+            }
+        };
+        Some((seconds - offset, nanos))
+    }
+}
+
+/// Reads `digits` as a decimal number; `None` when one is not a digit.
+fn decimal(digits: &[u8]) -> Option<i64> {
+    let mut n = 0i64;
+    for &c in digits {
+        let digit = c.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        n = n * 10 + i64::from(digit);
+    }
+    Some(n)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` as seconds since the epoch, as if in UTC.
+fn civil_seconds(b: &[u8]) -> Option<i64> {
+    if b.len() != 19
         || b[4] != b'-'
         || b[7] != b'-'
         || !matches!(b[10], b'T' | b't' | b' ')
@@ -157,26 +199,41 @@ fn rfc3339_parts(text: &str) -> Option<(i64, u32)> {
     {
         return None;
     }
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let (year, month, day) = (decimal(&b[0..4])?, decimal(&b[5..7])?, decimal(&b[8..10])?);
+    let (hour, minute, second) = (decimal(&b[11..13])?, decimal(&b[14..16])?, decimal(&b[17..19])?);
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+/// What follows the seconds of an RFC 3339 time (its fraction, then `Z`
+/// or an offset): the nanoseconds, and the offset in seconds.
+fn rfc3339_tail(b: &[u8]) -> Option<(u32, i64)> {
     let mut at = 19;
     let mut nanos: u32 = 0;
     if b.get(at) == Some(&b'.') {
-        let digits = b[at + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let fraction = b.get(at + 1..)?;
+        let digits = fraction.iter().position(|c| !c.is_ascii_digit()).unwrap_or(fraction.len());
         if digits == 0 {
             return None;
         }
-        let fraction = u32::try_from(num(at + 1..at + 1 + digits.min(9))?).ok()?;
-        nanos = fraction * 10u32.pow(9 - digits.min(9) as u32);
+        let kept = digits.min(9);
+        let value = u32::try_from(decimal(&fraction[..kept])?).ok()?;
+        nanos = value * 10u32.pow(9 - kept as u32);
         at += 1 + digits;
     }
-    let offset = match b.get(at)? {
+    let minutes = match b.get(at)? {
         b'Z' | b'z' if at + 1 == b.len() => 0,
         sign @ (b'+' | b'-') if at + 6 == b.len() && b[at + 3] == b':' => {
-            let minutes = num(at + 1..at + 3)? * 60 + num(at + 4..at + 6)?;
+            let minutes = decimal(&b[at + 1..at + 3])? * 60 + decimal(&b[at + 4..at + 6])?;
             if *sign == b'+' {
                 minutes
             } else {
@@ -185,20 +242,16 @@ fn rfc3339_parts(text: &str) -> Option<(i64, u32)> {
         }
         _ => return None,
     };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * m + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset * 60;
-    Some((seconds, nanos))
+    Some((nanos, minutes * 60))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_rfc3339(text: &str) -> Option<i128> {
+        rfc3339_parts(text).map(parts_ns)
+    }
 
     #[test]
     fn timestamps_parse_to_nanoseconds() {

@@ -29,10 +29,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, utf8};
-use super::support::{
-    id_text, json_text, one, output_text, parse_event, parse_rfc3339, pick, report, rfc3339_ms, text_field,
-};
+use super::borrowed::{json_value, raw_text, raw_value, utf8, Fields};
+use super::support::{one, parse_event, parts_ms, parts_ns, report, Rfc3339Memo};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -287,38 +285,129 @@ pub struct UagentAdapter {
     /// `uah` session events of the current run, and those seen since the
     /// last run ended, for the next run's metadata.
     session_events: Vec<Value>,
+    /// The last time read, to read the next quicker (not state: a restored
+    /// adapter reads the same times from scratch).
+    #[serde(skip)]
+    times: Rfc3339Memo,
 }
 
-/// A streamed fragment (`text_delta`, `reasoning_delta`), most of a
-/// stream's lines, read from a view borrowed from the line; every other
-/// event takes the general path over a `Value`.
-#[derive(Debug, Deserialize)]
-struct Delta<'a> {
-    #[serde(borrow, rename = "type")]
-    kind: Cow<'a, str>,
-    #[serde(borrow, default)]
-    text: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
-    at: Option<Cow<'a, str>>,
+/// One event, read once into its fields as they lie in the line (values
+/// as raw JSON, strings borrowed unless escaped): every event type takes
+/// this one path, and a whole `Value` is built only for what keeps an event
+/// whole (an anomaly's detail, a session event, a control input).
+/// [`Fields::get`] takes the last of a repeated key, as a map would.
+struct Event<'a> {
+    line: &'a str,
+    fields: Fields<'a>,
+    /// `at`, read once: seconds and nanoseconds since the epoch.
+    at: Option<(i64, u32)>,
+}
+
+impl<'a> Event<'a> {
+    fn new(line: &'a str, fields: Fields<'a>, times: &mut Rfc3339Memo) -> Event<'a> {
+        let mut event = Event { line, fields, at: None };
+        // A time is read where it lies; only one that does not read so is
+        // unescaped first (a time has no escapes but by perversity).
+        let at = event.raw("at").and_then(|raw| raw.get().strip_prefix('"')?.strip_suffix('"'));
+        event.at = at.and_then(|at| times.parts(at)).or_else(|| {
+            let at = event.str("at").filter(|_| at.is_some_and(|at| at.contains('\\')))?;
+            times.parts(&at)
+        });
+        event
+    }
+
+    fn raw(&self, key: &str) -> Option<&'a RawValue> {
+        self.fields.get(key)
+    }
+
+    /// A string field's text; `None` when absent or not a string.
+    fn str(&self, key: &str) -> Option<Cow<'a, str>> {
+        self.raw(key).filter(|raw| raw.get().starts_with('"')).map(raw_text)
+    }
+
+    /// A text field: its string, empty when absent or `null`, `Err` when it
+    /// is something else (rich content, reported with the event).
+    fn text(&self, key: &str) -> Result<Cow<'a, str>, ()> {
+        match self.raw(key) {
+            None => Ok(Cow::Borrowed("")),
+            Some(raw) if raw.get() == "null" => Ok(Cow::Borrowed("")),
+            Some(raw) if raw.get().starts_with('"') => Ok(raw_text(raw)),
+            Some(_) => Err(()),
+        }
+    }
+
+    /// An identifier: a string as it is, a number or a boolean as its JSON
+    /// text, anything else none (empty).
+    fn id(&self, key: &str) -> Cow<'a, str> {
+        match self.raw(key).map(|raw| (raw, raw.get().as_bytes().first().copied())) {
+            Some((raw, Some(b'"'))) => raw_text(raw),
+            Some((raw, Some(b't' | b'f'))) => Cow::Borrowed(raw.get()),
+            Some((raw, Some(b'-' | b'0'..=b'9'))) => Cow::Owned(raw_value(raw).to_string()),
+            _ => Cow::Borrowed(""),
+        }
+    }
+
+    fn bool(&self, key: &str) -> Option<bool> {
+        match self.raw(key)?.get() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        }
+    }
+
+    fn value(&self, key: &str) -> Option<Value> {
+        self.raw(key).map(raw_value)
+    }
+
+    /// The fields of the event that it has, as metadata under their own
+    /// names, in the order asked.
+    fn pick(&self, keys: &[&str]) -> Meta {
+        keys.iter().filter_map(|key| Some(((*key).to_owned(), self.value(key)?))).collect()
+    }
+
+    /// The whole event as a value.
+    fn whole(&self) -> Value {
+        json_value(self.line)
+    }
+
+    /// The whole event as compact JSON, as anomalies quote it.
+    fn quoted(&self) -> String {
+        self.whole().to_string()
+    }
+}
+
+/// A value the protocol puts where text goes (arguments, output): a string
+/// is its own text, anything else its compact JSON.
+fn text_of(raw: &RawValue) -> Cow<'_, str> {
+    if raw.get().starts_with('"') {
+        raw_text(raw)
+    } else {
+        match raw_value(raw) {
+            Value::String(_) => Cow::Borrowed(raw.get()),
+            value => Cow::Owned(value.to_string()),
+        }
+    }
 }
 
 impl Adapter for UagentAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        if let Some(delta) = utf8(payload).ok().and_then(|text| serde_json::from_str::<Delta<'_>>(text).ok()) {
-            if self.delta(&delta, calls) {
-                return Ok(());
-            }
-        }
-        let event = parse_event(payload)?;
-        if event.get("type").and_then(Value::as_str).is_none() {
+        let line = utf8(payload)?;
+        let Ok(fields) = serde_json::from_str::<Fields<'_>>(line) else {
+            // Not an object: what is wrong with it, in the words every
+            // adapter uses.
+            parse_event(payload)?;
             return Err(BadLine::new("not a uagent event: no string `type`"));
-        }
-        if let Some(at_ms) = event.get("at").and_then(Value::as_str).and_then(rfc3339_ms) {
+        };
+        let event = Event::new(line, fields, &mut self.times);
+        let Some(kind) = event.str("type") else {
+            return Err(BadLine::new("not a uagent event: no string `type`"));
+        };
+        if let Some(at_ms) = event.at.and_then(parts_ms) {
             calls.clock(at_ms);
         }
-        self.event(&event, calls);
+        self.apply(&kind, &event, calls);
         Ok(())
     }
 
@@ -345,62 +434,48 @@ impl UagentAdapter {
         Self::default()
     }
 
-    /// A text or reasoning fragment from the borrowed view; `false` for any
-    /// other event, or a fragment whose text is not a string (the general
-    /// path reports it).
-    fn delta(&mut self, delta: &Delta<'_>, calls: &mut dyn CallSink) -> bool {
-        let text = match delta.text.map(RawValue::get) {
-            None | Some("null") => Cow::Borrowed(""),
-            Some(json) if json.starts_with('"') => delta.text.map(raw_text).unwrap_or_default(),
-            Some(_) => return false,
-        };
-        let reasoning = match delta.kind.as_ref() {
-            "text_delta" => false,
-            "reasoning_delta" => true,
-            _ => return false,
-        };
-        if let Some(at_ms) = delta.at.as_deref().and_then(rfc3339_ms) {
-            calls.clock(at_ms);
+    /// Translates one event already parsed (its `at` is not read as a
+    /// clock reading here: [`Adapter::translate`] does that). An event
+    /// that is not an object, or has no string `type`, is ignored.
+    pub fn event(&mut self, event: &Value, calls: &mut dyn CallSink) {
+        let line = event.to_string();
+        if let Ok(fields) = serde_json::from_str::<Fields<'_>>(&line) {
+            let event = Event::new(&line, fields, &mut self.times);
+            if let Some(kind) = event.str("type") {
+                self.apply(&kind, &event, calls);
+            }
         }
-        let session = self.session.as_deref();
-        if reasoning {
-            self.streamed_reasoning.push_str(&text);
-            calls.call(session, Call::Thought { text: &text });
-        } else {
-            self.streamed_text.push_str(&text);
-            calls.call(session, Call::Message { text: &text });
-        }
-        true
     }
 
-    /// Translates one event already parsed (its `at` is not read as a
-    /// clock reading here: [`Adapter::translate`] does that).
-    pub fn event(&mut self, event: &Value, calls: &mut dyn CallSink) {
-        let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
-        let at = event.get("at").and_then(Value::as_str).and_then(parse_rfc3339);
+    fn apply(&mut self, kind: &str, event: &Event<'_>, calls: &mut dyn CallSink) {
+        let at = || event.at.map(parts_ns);
         if OBSERVED.contains(&kind) {
-            self.stats.observe(at);
+            self.stats.observe(at());
         }
-        let text = |field: &str| event.get(field).and_then(Value::as_str).unwrap_or_default();
-        let id = id_text(event.get("call_id"));
-        let name = id_text(event.get("name"));
-        let (id, name) = (id.as_ref(), name.as_ref());
         // The text of a message or reasoning event; rich content that is
         // not a string is reported with the event, not dropped.
         let content = match kind {
-            "text_delta" | "reasoning_delta" | "assistant_message" => text_field(event, "text"),
-            "reasoning" => text_field(event, if event.get("text").is_some() { "text" } else { "summary" }),
-            _ => Ok(""),
+            "text_delta" | "reasoning_delta" | "assistant_message" => event.text("text"),
+            "reasoning" => event.text(if event.raw("text").is_some() { "text" } else { "summary" }),
+            _ => Ok(Cow::Borrowed("")),
         };
         let Ok(content) = content else {
-            let detail = format!("uagent: {kind} whose text is not a string: {event}");
+            let detail = format!("uagent: {kind} whose text is not a string: {}", event.quoted());
             return report(calls, self.session.clone().as_deref(), AnomalyKind::UnknownContent, &detail);
         };
+        let content = content.as_ref();
         match kind {
+            "text_delta" => {
+                self.streamed_text.push_str(content);
+                return calls.call(self.session.as_deref(), Call::Message { text: content });
+            }
+            "reasoning_delta" => {
+                self.streamed_reasoning.push_str(content);
+                return calls.call(self.session.as_deref(), Call::Thought { text: content });
+            }
             "run_started" => {
                 self.wrap_up(calls);
-                let session =
-                    event.get("session_id").and_then(Value::as_str).map(str::to_owned).or(self.session.take());
+                let session = event.str("session_id").map(Cow::into_owned).or(self.session.take());
                 let session_events = std::mem::take(&mut self.session_events);
                 // Warnings of the preflight, before the run, are the run's.
                 let warnings = if self.in_run { Vec::new() } else { std::mem::take(&mut self.stats.warnings) };
@@ -408,7 +483,7 @@ impl UagentAdapter {
                 self.stats.warnings = warnings;
                 let session = self.session.as_deref();
                 calls.call(session, Call::Start);
-                let run = pick(event, &["model", "provider", "effort", "run_id", "workspace"]);
+                let run = event.pick(&["model", "provider", "effort", "run_id", "workspace"]);
                 let meta = one("uagent_run", Value::Object(run));
                 // The session events held for this run are its own: sent
                 // with those of the run, once, at its end.
@@ -419,38 +494,40 @@ impl UagentAdapter {
             kind if SESSION_EVENTS.contains(&kind) => return self.session_event(kind, event),
             _ => {}
         }
+        let id = event.id("call_id");
+        let name = event.id("name");
+        let (id, name) = (id.as_ref(), name.as_ref());
+        let message = || event.str("message").map(Cow::into_owned).unwrap_or_default();
         let session = self.session.clone();
         let session = session.as_deref();
         match kind {
             "user_message" => {
                 self.stats.user_messages = self.stats.user_messages.saturating_add(1);
-                self.user_messages.push(event.get("text").cloned().unwrap_or(Value::Null));
+                self.user_messages.push(event.value("text").unwrap_or(Value::Null));
             }
             "developer_message" => {
-                self.developer_messages.push(event.get("text").cloned().unwrap_or(Value::Null));
+                self.developer_messages.push(event.value("text").unwrap_or(Value::Null));
             }
             "preflight_warning" => {
-                self.stats.warnings.push(text("message").to_owned());
+                self.stats.warnings.push(message());
             }
             "turn_started" => {
                 self.stats.turns = self.stats.turns.saturating_add(1);
-                self.stats.turn_open = at.or(self.stats.turn_open);
+                self.stats.turn_open = at().or(self.stats.turn_open);
             }
             "model_responded" => {
                 self.stats.model_responses = self.stats.model_responses.saturating_add(1);
-                if let (Some(start), Some(end)) = (self.stats.turn_open.take(), at) {
+                if let (Some(start), Some(end)) = (self.stats.turn_open.take(), at()) {
                     self.stats.model_spans.push((start, end));
                 }
-                if let Some(stop) =
-                    event.get("stop").and_then(Value::as_str).filter(|s| !s.is_empty() && *s != "complete")
-                {
-                    let count = self.stats.stop_reasons.entry(stop.to_owned()).or_default();
+                if let Some(stop) = event.str("stop").filter(|s| !s.is_empty() && *s != "complete") {
+                    let count = self.stats.stop_reasons.entry(stop.into_owned()).or_default();
                     *count = count.saturating_add(1);
                 }
-                if let Some(failure) = event.get("failure").and_then(Value::as_str).filter(|f| !f.is_empty()) {
-                    self.stats.failures.push(failure.to_owned());
+                if let Some(failure) = event.str("failure").filter(|f| !f.is_empty()) {
+                    self.stats.failures.push(failure.into_owned());
                 }
-                if let Some(usage) = event.get("usage").and_then(Value::as_object) {
+                if let Some(Value::Object(usage)) = event.value("usage") {
                     for name in TOKENS {
                         let count = self.stats.tokens.entry(Cow::Borrowed(name)).or_default();
                         *count = count.saturating_add(usage.get(name).and_then(Value::as_u64).unwrap_or(0));
@@ -464,51 +541,46 @@ impl UagentAdapter {
                 self.stats.track_call(id, name);
                 self.reasoning_in_round = false;
                 calls.call(session, Call::ToolCall { id, title: name, name });
-                if let Some(args) = event.get("arguments") {
-                    calls.call(session, Call::ArgsSnapshot { id, args: &json_text(args) });
+                if let Some(args) = event.raw("arguments") {
+                    calls.call(session, Call::ArgsSnapshot { id, args: &text_of(args) });
                 }
-                let meta = pick(event, &["label"]);
+                let meta = event.pick(&["label"]);
                 if !meta.is_empty() {
                     calls.call(session, Call::ToolMeta { id, meta: &meta });
                 }
             }
             "tool_started" => {
                 self.stats.track_call(id, name);
-                if let (Some(op), Some(at)) = (event.get("op_id").and_then(Value::as_str), at) {
-                    self.stats.ops.entry(op.to_owned()).or_insert(OpSpan { start: at, end: None });
+                if let (Some(op), Some(at)) = (event.str("op_id"), at()) {
+                    self.stats.ops.entry(op.into_owned()).or_insert(OpSpan { start: at, end: None });
                 }
-                let meta = pick(event, &["op_id", "op_type", "out_path", "err_path"]);
+                let meta = event.pick(&["op_id", "op_type", "out_path", "err_path"]);
                 calls.call(session, Call::ToolMeta { id, meta: &meta });
             }
             "tool_finished" => {
                 self.stats.track_call(id, name);
-                let ok = event.get("ok").and_then(Value::as_bool) == Some(true);
+                let ok = event.bool("ok") == Some(true);
                 if !ok {
                     self.stats.failed_calls.insert(id.to_owned());
                 }
-                if let (Some(op), Some(at)) = (event.get("op_id").and_then(Value::as_str), at) {
-                    if let Some(span) = self.stats.ops.get_mut(op).filter(|span| span.end.is_none()) {
+                if let (Some(op), Some(at)) = (event.str("op_id"), at()) {
+                    if let Some(span) = self.stats.ops.get_mut(op.as_ref()).filter(|span| span.end.is_none()) {
                         span.end = Some(at);
                     }
                 }
-                let meta = pick(event, &["label", "op_id", "op_type", "out_path", "err_path", "duration_ms"]);
+                let meta = event.pick(&["label", "op_id", "op_type", "out_path", "err_path", "duration_ms"]);
                 if !meta.is_empty() {
                     calls.call(session, Call::ToolMeta { id, meta: &meta });
                 }
                 let status = if ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
-                let detail = output_text(event.get("detail"));
+                let detail = match event.raw("detail") {
+                    Some(raw) if raw.get() != "null" => text_of(raw),
+                    _ => Cow::Borrowed(""),
+                };
                 calls.call(session, Call::ToolUpdate { id, content: &detail, status });
             }
-            "text_delta" => {
-                self.streamed_text.push_str(content);
-                calls.call(session, Call::Message { text: content });
-            }
-            "reasoning_delta" => {
-                self.streamed_reasoning.push_str(content);
-                calls.call(session, Call::Thought { text: content });
-            }
             "assistant_message" => {
-                if event.get("final").and_then(Value::as_bool) == Some(true) && !content.is_empty() {
+                if event.bool("final") == Some(true) && !content.is_empty() {
                     self.stats.final_answer = true;
                 }
                 let streamed = std::mem::take(&mut self.streamed_text);
@@ -524,14 +596,13 @@ impl UagentAdapter {
                 self.reasoning_in_round = true;
             }
             "runner_error" => {
-                self.stats.errors.push(text("message").to_owned());
-                report(calls, session, AnomalyKind::ProtocolError, &format!("uagent: runner_error: {event}"));
+                self.stats.errors.push(message());
+                let detail = format!("uagent: runner_error: {}", event.quoted());
+                report(calls, session, AnomalyKind::ProtocolError, &detail);
             }
             "run_finished" => {
-                let summary = event.get("summary").unwrap_or(&Value::Null);
-                let mut meta = one("uagent_stats", self.stats.to_json(at));
-                meta.insert("uagent_run_summary".to_owned(), summary.clone());
-                calls.call(session, Call::RunMeta { meta: &meta });
+                let summary = event.value("summary").unwrap_or(Value::Null);
+                let mut meta = one("uagent_stats", self.stats.to_json(at()));
                 let status = summary.get("status").and_then(Value::as_str).unwrap_or_default();
                 let reason = match status {
                     "interrupted" | "timeout" => FinishReason::Canceled,
@@ -539,6 +610,8 @@ impl UagentAdapter {
                     "error" | "failed" | "failure" => FinishReason::Failed,
                     _ => FinishReason::Interrupted,
                 };
+                meta.insert("uagent_run_summary".to_owned(), summary);
+                calls.call(session, Call::RunMeta { meta: &meta });
                 // The run's session events (or, for a run that never said it
                 // started, those held for it) are its own.
                 self.flush_session_events(calls);
@@ -547,27 +620,34 @@ impl UagentAdapter {
                 calls.call(session, Call::Finish { reason });
             }
             "control_input" => {
-                let mut input = event.as_object().cloned().unwrap_or_default();
-                input.remove("type");
-                input.remove("v");
-                self.control_inputs.push(Value::Object(input));
+                let mut input = event.whole();
+                if let Some(input) = input.as_object_mut() {
+                    input.remove("type");
+                    input.remove("v");
+                }
+                self.control_inputs.push(input);
             }
-            _ => report(calls, session, AnomalyKind::UnknownEvent, &format!("uagent: event type `{kind}`: {event}")),
+            _ => {
+                let detail = format!("uagent: event type `{kind}`: {}", event.quoted());
+                report(calls, session, AnomalyKind::UnknownEvent, &detail)
+            }
         }
     }
 
     /// A `uah` session event: in a run, the run's metadata; between runs,
     /// held for the next run's. A `session_opened` names the session.
-    fn session_event(&mut self, kind: &str, event: &Value) {
+    fn session_event(&mut self, kind: &str, event: &Event<'_>) {
         if kind == "session_opened" {
-            if let Some(session) = event.get("session_id").and_then(Value::as_str) {
-                self.session = Some(session.to_owned());
+            if let Some(session) = event.str("session_id") {
+                self.session = Some(session.into_owned());
             }
         }
-        let mut kept = event.as_object().cloned().unwrap_or_default();
-        kept.remove("v");
+        let mut kept = event.whole();
+        if let Some(kept) = kept.as_object_mut() {
+            kept.remove("v");
+        }
         // Sent once, with the run's others, when it ends.
-        self.session_events.push(Value::Object(kept));
+        self.session_events.push(kept);
     }
 
     /// Sends the session events gathered for the current run as its
