@@ -44,8 +44,11 @@ pub(super) struct Message<'a> {
 pub(super) struct Params<'a> {
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub session_id: Option<Cow<'a, str>>,
+    /// Boxed: an update inline is some 400 bytes, which every move of the
+    /// decoded message (out of each visitor, into its parent, out of the
+    /// `Result`) copies; one allocation costs less than those copies.
     #[serde(borrow, default)]
-    pub update: Option<Update<'a>>,
+    pub update: Option<Box<Update<'a>>>,
     /// `session/prompt`: the user's content blocks.
     #[serde(borrow, default)]
     pub prompt: Option<&'a RawValue>,
@@ -252,11 +255,14 @@ impl<'a> UpdateMeta<'a> {
             meta.rest.insert("_meta".into(), value(raw));
             return meta;
         };
-        // A repeated key: the last wins, as in a map (in linear time: a
-        // hostile `_meta` may have many keys).
-        let mut seen = crate::hash::HashSet::default();
-        let mut entries: Vec<_> = entries.0.into_iter().rev().filter(|(key, _)| seen.insert(key.clone())).collect();
-        entries.reverse();
+        let mut entries = entries.0;
+        if has_repeated_key(&entries) {
+            // A repeated key: the last wins, as in a map (in linear time: a
+            // hostile `_meta` may have many keys).
+            let mut seen = crate::hash::HashSet::default();
+            entries = entries.into_iter().rev().filter(|(key, _)| seen.insert(key.clone())).collect();
+            entries.reverse();
+        }
         for (key, raw) in entries {
             match key.as_ref() {
                 "terminal_output_delta" | "terminal_output" => {
@@ -286,6 +292,18 @@ impl<'a> UpdateMeta<'a> {
     }
 }
 
+/// Whether a key comes twice: by comparing pairs when there are few (a
+/// `_meta` has a handful of keys, and hashing them cost more than the
+/// rest of reading it), by hashing when there are many.
+fn has_repeated_key(entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
+    if entries.len() <= 16 {
+        entries.iter().enumerate().any(|(i, (key, _))| entries[..i].iter().any(|(other, _)| other == key))
+    } else {
+        let mut seen = crate::hash::HashSet::default();
+        !entries.iter().all(|(key, _)| seen.insert(key))
+    }
+}
+
 /// A text content block (`{"type":"text","text":...}`) or another kind.
 #[derive(Debug, Deserialize)]
 pub(super) struct ContentBlock<'a> {
@@ -298,6 +316,14 @@ pub(super) struct ContentBlock<'a> {
 impl<'a> ContentBlock<'a> {
     /// The text of a text block.
     pub(super) fn text(raw: &'a RawValue) -> Option<Cow<'a, str>> {
+        // The spelling agents write a text block in, with a text that has
+        // no escape, is read where it lies: the text is between the quotes
+        // (a chunk is a few words, and decoding the block took more than
+        // the rest of its message).
+        let plain = raw.get().strip_prefix(r#"{"type":"text","text":""#).and_then(|rest| rest.strip_suffix("\"}"));
+        if let Some(text) = plain.filter(|text| !text.contains(['"', '\\'])) {
+            return Some(Cow::Borrowed(text));
+        }
         let block: ContentBlock<'a> = serde_json::from_str(raw.get()).ok()?;
         match block {
             ContentBlock { kind: Some(kind), text: Some(text) } if kind == "text" => Some(text),
@@ -338,6 +364,24 @@ mod tests {
         assert_eq!(UpdateKind::parse("plan".into()), UpdateKind::Metadata(MetadataKind::Plan));
         assert_eq!(UpdateKind::parse("brand_new".into()), UpdateKind::Unknown("brand_new".into()));
         assert_eq!(UpdateKind::MISSING.name(), "");
+    }
+
+    #[test]
+    fn a_text_block_reads_the_same_in_any_spelling() {
+        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        for (json, text) in [
+            (r#"{"type":"text","text":"é plain"}"#, Some("é plain")),
+            (r#"{"type":"text","text":"a \"q\" b"}"#, Some(r#"a "q" b"#)),
+            (r#"{"type":"text","text":"a\nb"}"#, Some("a\nb")),
+            (r#"{"text":"b","type":"text"}"#, Some("b")),
+            (r#"{ "type": "text", "text": "c" }"#, Some("c")),
+            (r#"{"type":"text","text":"d","annotations":null}"#, Some("d")),
+            (r#"{"type":"image","text":"e"}"#, None),
+            (r#"{"type":"text","text":5}"#, None),
+        ] {
+            let block = raw(json);
+            assert_eq!(ContentBlock::text(&block).as_deref(), text, "{json}");
+        }
     }
 
     #[test]
