@@ -205,6 +205,20 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
         ("gemini-cli", "tool_update") if completed => {
             vec![json!({"type": "tool_result", "tool_id": id, "status": "success", "output": s("content")})]
         }
+        ("ai-sdk", "message") => vec![json!({"type": "text-delta", "id": "0", "delta": s("text")})],
+        ("ai-sdk", "thought") => vec![json!({"type": "reasoning-delta", "id": "r", "delta": s("text")})],
+        ("ai-sdk", "tool_call") => {
+            vec![json!({"type": "tool-input-start", "toolCallId": id, "toolName": s("title")})]
+        }
+        ("ai-sdk", "tool_update") if completed => {
+            vec![json!({"type": "tool-output-available", "toolCallId": id, "output": s("content")})]
+        }
+        ("ai-sdk", "tool_update") => {
+            vec![json!({"type": "tool-input-delta", "toolCallId": id, "inputTextDelta": s("content")})]
+        }
+        ("ai-sdk", "token_usage") => {
+            vec![json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": op["total"]}}})]
+        }
         _ => vec![],
     }
 }

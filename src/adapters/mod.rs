@@ -52,6 +52,7 @@ mod borrowed;
 mod support;
 
 pub mod acp;
+pub mod ai_sdk;
 pub mod anthropic;
 pub mod claude_code;
 pub mod codex;
@@ -94,6 +95,7 @@ pub static REGISTRY: &[&InputFormat] = &[
     &ollama::FORMAT,
     &gemini::FORMAT,
     &gemini_cli::FORMAT,
+    &ai_sdk::FORMAT,
 ];
 
 /// Translates the payloads of one stream of a protocol into calls.

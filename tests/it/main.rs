@@ -4,6 +4,7 @@
 
 mod acp;
 mod agui;
+mod ai_sdk;
 mod builder;
 mod builds;
 mod cli;

@@ -166,6 +166,7 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "opencode" => opencode(&mut b, kind, target),
             "gemini" => gemini(&mut b, kind, event[1] % 2, target),
             "gemini-cli" => gemini_cli(&mut b, kind, target),
+            "ai-sdk" => ai_sdk(&mut b, kind, target),
             other => panic!("no generator for {other}"),
         }
     }
@@ -1237,6 +1238,130 @@ fn gemini_cli(b: &mut Builder, kind: u8, target: u8) {
         _ => {
             let m = b.marker();
             b.push(line("tool_use", json!({"tool_name": "read_file", "parameters": {"path": m}})));
+        }
+    }
+}
+
+/// AI SDK UI message stream chunks, several responses in a row.
+fn ai_sdk(b: &mut Builder, kind: u8, target: u8) {
+    let chunk = |kind: &str, mut rest: Value| {
+        rest["type"] = kind.into();
+        rest
+    };
+    match kind % 24 {
+        0 => {
+            let m = b.marker();
+            b.push(chunk("text-delta", json!({"id": "0", "delta": m})));
+        }
+        1 => {
+            let m = b.marker();
+            b.push(chunk("reasoning-delta", json!({"id": "r", "delta": m})));
+        }
+        2 => {
+            let id = b.fresh_id();
+            let m = b.appended(format!("arguments {id}"));
+            b.push(chunk("tool-input-start", json!({"toolCallId": id, "toolName": "f"})));
+            b.push(chunk("tool-input-delta", json!({"toolCallId": id, "inputTextDelta": m})));
+        }
+        3 => {
+            let id = b.pick(target);
+            let m = b.appended(format!("arguments {id}"));
+            b.push(chunk("tool-input-delta", json!({"toolCallId": id, "inputTextDelta": m})));
+        }
+        4 => {
+            // Whole input: replaces the deltas (and declares the call when
+            // it is new).
+            let id = if target.is_multiple_of(2) { b.fresh_id() } else { b.pick(target) };
+            let m = b.snapshot(format!("arguments {id}"));
+            b.push(chunk("tool-input-available", json!({"toolCallId": id, "toolName": "f", "input": {"a": m}})));
+        }
+        5 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(chunk("tool-output-available", json!({"toolCallId": id, "output": {"r": m}})));
+        }
+        6 => {
+            // Preliminary: each replaces the last, and a result all of them.
+            let id = b.pick(target);
+            let m = b.snapshot(id.clone());
+            b.push(chunk("tool-output-available", json!({"toolCallId": id, "output": m, "preliminary": true})));
+        }
+        7 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            b.push(chunk("tool-output-error", json!({"toolCallId": id, "errorText": m})));
+        }
+        8 => {
+            let id = b.fresh_id();
+            let m = b.snapshot(format!("arguments {id}"));
+            let e = b.result(&id);
+            b.push(chunk("tool-input-error", json!({"toolCallId": id, "toolName": "g", "input": m, "errorText": e})));
+        }
+        9 => {
+            // Its result is the word `denied`: the live output is replaced.
+            let id = b.pick(target);
+            for earlier in b.live.remove(&id).unwrap_or_default() {
+                b.markers[earlier].1 = false;
+            }
+            b.push(chunk("tool-output-denied", json!({"toolCallId": id})));
+        }
+        10 => {
+            // A call's latest approval request is the one it waits for.
+            let id = b.pick(target);
+            let m = b.latest(format!("approval {id}"));
+            b.push(chunk("tool-approval-request", json!({"toolCallId": id, "approvalId": m})));
+        }
+        11 => {
+            let m = b.marker();
+            b.push(chunk("start", json!({"messageId": m})));
+        }
+        12 => {
+            let reason = ["stop", "tool-calls", "length", "content-filter", "error", "other"][usize::from(target % 6)];
+            b.push(chunk("finish", json!({"finishReason": reason})));
+        }
+        13 => {
+            let m = b.marker();
+            b.push(chunk("abort", json!({"reason": m})));
+        }
+        14 => {
+            let m = b.marker();
+            b.push(chunk("error", json!({"errorText": m})));
+        }
+        15 => {
+            let m = b.marker();
+            b.push(chunk("source-url", json!({"sourceId": "s", "url": m})));
+        }
+        16 => {
+            let m = b.marker();
+            b.push(chunk("file", json!({"url": m, "mediaType": "image/png"})));
+        }
+        17 => {
+            let m = b.marker();
+            b.push(chunk("data-x", json!({"id": "d", "data": {"v": m}})));
+        }
+        18 => {
+            // Metadata merges by key: a fresh key per marker.
+            let m = b.marker();
+            let key = format!("k{}", b.markers.len());
+            b.push(chunk("message-metadata", json!({"messageMetadata": {key: m, "usage": {"totalTokens": target}}})));
+        }
+        19 => {
+            let m = b.marker();
+            let key = format!("k{}", b.markers.len());
+            b.push(chunk("finish", json!({"finishReason": "stop", "messageMetadata": {key: m}})));
+        }
+        20 => b.push(chunk(if target.is_multiple_of(2) { "start-step" } else { "finish-step" }, json!({}))),
+        21 => {
+            let m = b.marker();
+            b.push(chunk("tool-future", json!({"x": m})));
+        }
+        22 => {
+            let m = b.marker();
+            b.push(chunk("text-end", json!({"id": "0", "providerMetadata": {"p": m}})));
+        }
+        _ => {
+            let m = b.marker();
+            b.push(chunk("tool-input-start", json!({"toolName": m})));
         }
     }
 }
