@@ -16,10 +16,12 @@ use crate::encoders::{Framing, OutputFormat};
 
 mod checkpoint;
 mod framing;
+mod line_framer;
 mod replayer;
 mod sessions;
 
 pub use checkpoint::ReplayCheckpoint;
+pub use line_framer::{LineFramer, Payload};
 pub use replayer::Replayer;
 
 /// What a replay reads and writes.
