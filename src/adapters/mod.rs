@@ -53,6 +53,7 @@ mod support;
 
 pub mod acp;
 pub mod anthropic;
+pub mod bedrock;
 pub mod claude_code;
 pub mod codex;
 pub mod deepwork;
@@ -94,6 +95,7 @@ pub static REGISTRY: &[&InputFormat] = &[
     &ollama::FORMAT,
     &gemini::FORMAT,
     &gemini_cli::FORMAT,
+    &bedrock::FORMAT,
 ];
 
 /// Translates the payloads of one stream of a protocol into calls.
