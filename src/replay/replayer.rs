@@ -165,7 +165,11 @@ impl Replayer {
     /// Reads a piece of an event stream: each frame it completes is one
     /// payload, numbered as the lines of a text input are.
     fn read_frames(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
-        let Some(mut frames) = self.frames.take() else { return };
+        // The decoder is moved out while it hands frames to the replay; an
+        // empty one (no allocation) stands in, so that the replay still
+        // knows it reads frames.
+        let Some(frames) = self.frames.as_mut() else { return };
+        let mut frames = std::mem::take(frames);
         frames.feed(bytes, self.max_line_bytes, &mut |frame| self.on_frame(frame, observer));
         self.frames = Some(frames);
     }
@@ -251,7 +255,8 @@ impl Replayer {
         if self.sniffing {
             self.text_decided(observer);
         }
-        if let Some(mut frames) = self.frames.take() {
+        if let Some(frames) = self.frames.as_mut() {
+            let mut frames = std::mem::take(frames);
             frames.end(&mut |frame| self.on_frame(frame, observer));
             self.frames = Some(frames);
         }

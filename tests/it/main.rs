@@ -4,6 +4,7 @@
 
 mod acp;
 mod agui;
+mod bedrock;
 mod builder;
 mod builds;
 mod cli;
