@@ -82,6 +82,11 @@ proptest! {
     fn gemini_cli_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("gemini-cli", &script)?;
     }
+
+    #[test]
+    fn bedrock_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("bedrock", &script)?;
+    }
 }
 
 /// The property can fail: a stream whose marker is absent from the output
