@@ -417,6 +417,12 @@ impl BedrockAdapter {
             Event::Unknown => {
                 return report(calls, None, AnomalyKind::UnknownEvent, &format!("bedrock: unknown event: {text}"));
             }
+            Event::Exception => {
+                // The response being read failed, stopped or not: its run
+                // fails, whatever its stop reason said.
+                self.stopped = false;
+                self.ending = None;
+            }
             _ => {}
         }
         // Any other event after `messageStop` is another response's.

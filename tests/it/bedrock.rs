@@ -497,6 +497,14 @@ fn an_exception_mid_stream_ends_what_began_and_fails() {
     assert_eq!(rounds(&out)[0]["message"], "Partial");
     assert_eq!(summary(&out)["finish_reason"], "failed");
     assert!(anomalies(&out)[0].1.contains("modelStreamErrorException"));
+    // After the stop, before the metadata: the same response, which fails.
+    let out = lines(
+        r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"Hi"}}}
+{"messageStop":{"stopReason":"end_turn"}}
+{"internalServerException":{"message":"oops"}}
+"#,
+    );
+    assert_eq!(summary(&out)["finish_reason"], "failed");
 }
 
 #[test]
