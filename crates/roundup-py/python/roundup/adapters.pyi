@@ -27,3 +27,4 @@ mistral: _Format
 opencode: _Format
 gemini: _Format
 gemini_cli: _Format
+bedrock: _Format
