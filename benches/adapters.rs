@@ -218,6 +218,7 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
         }
         ("ai-sdk", "token_usage") => {
             vec![json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": op["total"]}}})]
+        }
         // Bedrock in the SDKs' shape: reasoning on block 0, text on block
         // 1, tools from block 2, the host's results between responses.
         ("bedrock", "message") => {

@@ -150,11 +150,6 @@ impl LineFramer {
             }
         }
     }
-
-    /// Sets the limit (the replay's `--max-line-bytes`).
-    pub(crate) fn set_max_bytes(&mut self, bytes: usize) {
-        self.max_bytes = bytes;
-    }
 }
 
 #[cfg(test)]

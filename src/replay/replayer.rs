@@ -19,7 +19,7 @@ use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
 
 use super::checkpoint::ReplayCheckpoint;
 use super::eventstream::{self, EventStream, Frame, Sniffed};
-use super::framing::{frame, Framed};
+use super::line_framer::{LineFramer, Payload};
 use super::sessions::Sessions;
 use super::{ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
 use crate::machine::CheckpointError;
@@ -70,11 +70,8 @@ pub struct Replayer {
     partial: Vec<u8>,
     /// The length so far of a line longer than the limit, being read past.
     skipping: Option<u64>,
-    /// The payload of an SSE event not yet complete, and its first line.
-    event: Vec<u8>,
-    event_line: u64,
-    /// The SSE event being gathered grew past the line limit: its length.
-    event_oversized: Option<u64>,
+    /// The SSE event not yet complete.
+    framer: LineFramer,
     max_line_bytes: usize,
     /// The first bytes have yet to say whether the input is text or an AWS
     /// event stream (held in `partial` meanwhile): for a detected format,
@@ -116,9 +113,7 @@ impl Replayer {
             ),
             partial: Vec::new(),
             skipping: None,
-            event: Vec::new(),
-            event_line: 0,
-            event_oversized: None,
+            framer: LineFramer::new().max_bytes(options.max_line_bytes),
             max_line_bytes: options.max_line_bytes,
             sniffing: options.from.is_none_or(|from| from == &bedrock::FORMAT),
             frames: None,
@@ -341,9 +336,9 @@ impl Replayer {
         checkpoint.undecided.clone_from(&self.undecided);
         checkpoint.partial.clone_from(&self.partial);
         checkpoint.skipping = self.skipping;
-        checkpoint.event.clone_from(&self.event);
-        checkpoint.event_line = self.event_line;
-        checkpoint.event_oversized = self.event_oversized;
+        checkpoint.event.clone_from(&self.framer.event);
+        checkpoint.event_line = self.framer.event_line;
+        checkpoint.event_oversized = self.framer.event_oversized;
         checkpoint.eventstream.clone_from(&self.frames);
         checkpoint.lines = self.stats.lines;
         checkpoint.bad_lines = self.stats.bad_lines;
@@ -386,9 +381,9 @@ impl Replayer {
         self.undecided = checkpoint.undecided;
         self.partial = checkpoint.partial;
         self.skipping = checkpoint.skipping;
-        self.event = checkpoint.event;
-        self.event_line = checkpoint.event_line;
-        self.event_oversized = checkpoint.event_oversized;
+        self.framer.event = checkpoint.event;
+        self.framer.event_line = checkpoint.event_line;
+        self.framer.event_oversized = checkpoint.event_oversized;
         // The framing was decided, unless every byte read is still held
         // for the first bytes to decide it.
         self.sniffing &=
@@ -432,48 +427,29 @@ impl Replayer {
     /// line that ends their event.
     fn line(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
         self.stats.lines += 1;
-        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        // A file saved with a byte order mark: it is not part of the line.
-        let line = if self.stats.lines == 1 { line.strip_prefix(BOM).unwrap_or(line) } else { line };
-        match frame(line) {
-            Framed::Data(data) => {
-                if let Some(oversized) = self.event_oversized.as_mut() {
-                    *oversized += data.len() as u64 + 1;
-                    return;
-                }
-                if self.event.is_empty() {
-                    self.event_line = self.stats.lines;
-                } else {
-                    self.event.push(b'\n');
-                }
-                if self.event.len() + data.len() > self.max_line_bytes {
-                    self.event_oversized = Some((self.event.len() + data.len()) as u64);
-                    self.event = Vec::new();
-                    return;
-                }
-                self.event.extend_from_slice(data);
-            }
-            Framed::Blank | Framed::Field => self.end_event(observer),
-            Framed::Line(payload) => {
-                self.end_event(observer);
-                self.payload(payload, self.stats.lines, observer);
-            }
-        }
+        let number = self.stats.lines;
+        self.framed(observer, |framer, each| framer.numbered(number, bytes, each));
     }
 
     /// Decodes the SSE event gathered so far, if any.
     fn end_event(&mut self, observer: &mut dyn ReplayObserver) {
-        if let Some(bytes) = self.event_oversized.take() {
-            return self.too_long("event", self.event_line, bytes, observer);
-        }
-        if self.event.is_empty() {
-            return;
-        }
-        let event = std::mem::take(&mut self.event);
-        self.payload(&event, self.event_line, observer);
-        self.event = event;
-        self.event.clear();
+        self.framed(observer, |framer, each| framer.finish(each));
+    }
+
+    /// Runs the framer, each payload it completes translated. The framer is
+    /// moved out meanwhile (an empty one, no allocation, stands in), so that
+    /// the replay can take its payloads.
+    fn framed(
+        &mut self,
+        observer: &mut dyn ReplayObserver,
+        run: impl FnOnce(&mut LineFramer, &mut dyn FnMut(Payload<'_>)),
+    ) {
+        let mut framer = std::mem::take(&mut self.framer);
+        run(&mut framer, &mut |payload| match payload {
+            Payload::Data { line, bytes } => self.payload(bytes, line, observer),
+            Payload::TooLong { line, bytes } => self.too_long("event", line, bytes, observer),
+        });
+        self.framer = framer;
     }
 
     /// A line longer than the limit, read past: counted, reported.

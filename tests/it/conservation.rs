@@ -86,6 +86,9 @@ proptest! {
     #[test]
     fn ai_sdk_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("ai-sdk", &script)?;
+    }
+
+    #[test]
     fn bedrock_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("bedrock", &script)?;
     }
