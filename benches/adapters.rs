@@ -218,6 +218,24 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
         }
         ("ai-sdk", "token_usage") => {
             vec![json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": op["total"]}}})]
+        // Bedrock in the SDKs' shape: reasoning on block 0, text on block
+        // 1, tools from block 2, the host's results between responses.
+        ("bedrock", "message") => {
+            vec![json!({"contentBlockDelta": {"contentBlockIndex": 1, "delta": {"text": s("text")}}})]
+        }
+        ("bedrock", "thought") => vec![
+            json!({"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": s("text")}}}}),
+        ],
+        ("bedrock", "tool_call") => vec![json!({"contentBlockStart": {"contentBlockIndex": 2 + index,
+            "start": {"toolUse": {"toolUseId": id, "name": s("title")}}}})],
+        ("bedrock", "tool_update") if completed => vec![json!({"role": "user", "content": [{"toolResult":
+            {"toolUseId": id, "content": [{"text": s("content")}], "status": "success"}}]})],
+        ("bedrock", "tool_update") => vec![
+            json!({"contentBlockDelta": {"contentBlockIndex": 2 + index, "delta": {"toolUse": {"input": s("content")}}}}),
+        ],
+        ("bedrock", "token_usage") => {
+            vec![json!({"metadata": {"usage": {"inputTokens": op["total"], "outputTokens": 0,
+            "totalTokens": op["total"]}, "metrics": {"latencyMs": 100}}})]
         }
         _ => vec![],
     }

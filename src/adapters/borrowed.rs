@@ -165,7 +165,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
 }
 
 /// An object key, borrowed unless it has escapes.
-struct Key<'a>(Cow<'a, str>);
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for Key<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -54,6 +54,7 @@ mod support;
 pub mod acp;
 pub mod ai_sdk;
 pub mod anthropic;
+pub mod bedrock;
 pub mod claude_code;
 pub mod codex;
 pub mod deepwork;
@@ -96,6 +97,7 @@ pub static REGISTRY: &[&InputFormat] = &[
     &gemini::FORMAT,
     &gemini_cli::FORMAT,
     &ai_sdk::FORMAT,
+    &bedrock::FORMAT,
 ];
 
 /// Translates the payloads of one stream of a protocol into calls.

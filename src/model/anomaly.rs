@@ -34,7 +34,7 @@ pub enum AnomalyKind {
     /// the op.
     AfterFinish,
     /// An input line that could not be read; `detail` starts with
-    /// `line N: `.
+    /// `line N: ` (`frame N: ` for a frame of an AWS event stream).
     BadLine,
     /// A `run_meta` key that names a summary field; `detail` names it and
     /// keeps its value.

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::eventstream::EventStream;
 use crate::adapters::InputFormat;
 use crate::machine::{Checkpoint, CheckpointError};
 
@@ -52,6 +53,10 @@ pub struct ReplayCheckpoint {
     pub(crate) event: Vec<u8>,
     pub(crate) event_line: u64,
     pub(crate) event_oversized: Option<u64>,
+    /// The binary framing's state, once the input was found to be an AWS
+    /// event stream (absent from checkpoints of text inputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) eventstream: Option<EventStream>,
     pub(crate) lines: u64,
     pub(crate) bad_lines: u64,
     pub(crate) bytes: u64,
@@ -77,6 +82,7 @@ impl ReplayCheckpoint {
             event: Vec::new(),
             event_line: 0,
             event_oversized: None,
+            eventstream: None,
             lines: 0,
             bad_lines: 0,
             bytes: 0,

@@ -3,7 +3,7 @@
 //!
 //! This is what `roundup replay` runs, and what the conformance tests run
 //! through the library. Lines are framed (raw JSON lines, or SSE `data:`
-//! events), translated by the input format's [`Adapter`], applied to the
+//! events; or binary AWS event-stream frames, told by their first bytes), translated by the input format's [`Adapter`], applied to the
 //! builder of their session, and what the builders deliver is written by
 //! the output format's [`Encoder`](crate::encoders::Encoder).
 
@@ -15,11 +15,14 @@ use crate::bad_line::BadLine;
 use crate::encoders::{Framing, OutputFormat};
 
 mod checkpoint;
+mod eventstream;
 mod framing;
+mod line_framer;
 mod replayer;
 mod sessions;
 
 pub use checkpoint::ReplayCheckpoint;
+pub use line_framer::{LineFramer, Payload};
 pub use replayer::Replayer;
 
 /// What a replay reads and writes.
@@ -161,7 +164,8 @@ impl ReplayOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReplayStats {
-    /// Physical lines read, blank ones included.
+    /// Physical lines read, blank ones included (for an AWS event stream:
+    /// frames).
     pub lines: u64,
     /// Lines (or SSE events) reported as `bad_line`.
     pub bad_lines: u64,

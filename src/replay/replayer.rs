@@ -8,14 +8,17 @@
 
 use std::io::{self, Write};
 
+use smallvec::SmallVec;
+
 use crate::adapters::CallSink;
-use crate::adapters::{Adapter, InputFormat};
+use crate::adapters::{bedrock, Adapter, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
 use crate::model::AnomalyKind;
 use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
 
 use super::checkpoint::ReplayCheckpoint;
+use super::eventstream::{self, EventStream, Frame, Sniffed};
 use super::framing::{frame, Framed};
 use super::sessions::Sessions;
 use super::{ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
@@ -73,6 +76,12 @@ pub struct Replayer {
     /// The SSE event being gathered grew past the line limit: its length.
     event_oversized: Option<u64>,
     max_line_bytes: usize,
+    /// The first bytes have yet to say whether the input is text or an AWS
+    /// event stream (held in `partial` meanwhile): for a detected format,
+    /// and for the one format that event streams carry.
+    sniffing: bool,
+    /// The input is an AWS event stream: its frames' decoder.
+    frames: Option<EventStream>,
     stats: ReplayStats,
 }
 
@@ -111,13 +120,74 @@ impl Replayer {
             event_line: 0,
             event_oversized: None,
             max_line_bytes: options.max_line_bytes,
+            sniffing: options.from.is_none_or(|from| from == &bedrock::FORMAT),
+            frames: None,
             stats: ReplayStats { format: options.from, ..ReplayStats::default() },
         })
     }
 
     /// Reads a piece of input: whole lines are read at once, where they
-    /// lie; a line cut at the end of the piece waits for the next.
+    /// lie; a line cut at the end of the piece waits for the next. An input
+    /// that begins with an AWS event-stream prelude is read as frames.
     pub fn feed(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
+        self.stats.bytes += bytes.len() as u64;
+        if self.sniffing {
+            let head: SmallVec<[u8; eventstream::PRELUDE]> =
+                self.partial.iter().chain(bytes).take(eventstream::PRELUDE).copied().collect();
+            match eventstream::sniff(&head) {
+                Sniffed::Undecided => return self.partial.extend_from_slice(bytes),
+                Sniffed::Text => self.text_decided(observer),
+                Sniffed::EventStream => {
+                    self.sniffing = false;
+                    self.frames = Some(EventStream::default());
+                    if self.adapter.is_none() {
+                        // The one format whose bodies are event streams.
+                        self.decide(&bedrock::FORMAT, observer);
+                    }
+                    let head = std::mem::take(&mut self.partial);
+                    self.read_frames(&head, observer);
+                }
+            }
+        }
+        if self.frames.is_some() {
+            return self.read_frames(bytes, observer);
+        }
+        self.lines(bytes, observer);
+    }
+
+    /// The first bytes are text: what was held for them is read as lines.
+    fn text_decided(&mut self, observer: &mut dyn ReplayObserver) {
+        self.sniffing = false;
+        let head = std::mem::take(&mut self.partial);
+        self.lines(&head, observer);
+    }
+
+    /// Reads a piece of an event stream: each frame it completes is one
+    /// payload, numbered as the lines of a text input are.
+    fn read_frames(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
+        // The decoder is moved out while it hands frames to the replay; an
+        // empty one (no allocation) stands in, so that the replay still
+        // knows it reads frames.
+        let Some(frames) = self.frames.as_mut() else { return };
+        let mut frames = std::mem::take(frames);
+        frames.feed(bytes, self.max_line_bytes, &mut |frame| self.on_frame(frame, observer));
+        self.frames = Some(frames);
+    }
+
+    fn on_frame(&mut self, frame: Frame<'_>, observer: &mut dyn ReplayObserver) {
+        self.stats.lines += 1;
+        match frame {
+            Frame::Event { number, json } => self.payload(json, number, observer),
+            Frame::Bad { number, reason } => {
+                self.stats.payloads += 1;
+                self.bad("frame", number, &BadLine::new(reason), observer);
+            }
+            Frame::TooLong { number, bytes } => self.too_long("frame", number, bytes, observer),
+        }
+    }
+
+    /// Reads a piece of a text input, line by line.
+    fn lines(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
         let limit = self.max_line_bytes;
         let mut rest = bytes;
         while let Some(end) = memchr::memchr(b'\n', rest) {
@@ -149,7 +219,6 @@ impl Replayer {
             }
             None => self.partial.extend_from_slice(rest),
         }
-        self.stats.bytes += bytes.len() as u64;
     }
 
     /// Reads one whole payload (the bytes of one JSON value: a broker's
@@ -183,6 +252,14 @@ impl Replayer {
     /// what the adapter still holds. Open runs stay open until
     /// [`finish_next`](Replayer::finish_next).
     pub fn end_input(&mut self, observer: &mut dyn ReplayObserver) {
+        if self.sniffing {
+            self.text_decided(observer);
+        }
+        if let Some(frames) = self.frames.as_mut() {
+            let mut frames = std::mem::take(frames);
+            frames.end(&mut |frame| self.on_frame(frame, observer));
+            self.frames = Some(frames);
+        }
         self.end_partial(observer);
         self.end_event(observer);
         if self.adapter.is_none() && !self.undecided.is_empty() {
@@ -267,6 +344,7 @@ impl Replayer {
         checkpoint.event.clone_from(&self.event);
         checkpoint.event_line = self.event_line;
         checkpoint.event_oversized = self.event_oversized;
+        checkpoint.eventstream.clone_from(&self.frames);
         checkpoint.lines = self.stats.lines;
         checkpoint.bad_lines = self.stats.bad_lines;
         checkpoint.bytes = self.stats.bytes;
@@ -311,6 +389,11 @@ impl Replayer {
         self.event = checkpoint.event;
         self.event_line = checkpoint.event_line;
         self.event_oversized = checkpoint.event_oversized;
+        // The framing was decided, unless every byte read is still held
+        // for the first bytes to decide it.
+        self.sniffing &=
+            checkpoint.eventstream.is_none() && checkpoint.lines == 0 && self.partial.len() as u64 == checkpoint.bytes;
+        self.frames = checkpoint.eventstream;
         self.sessions.set_clock(checkpoint.clock);
         self.stats = ReplayStats {
             lines: checkpoint.lines,
@@ -451,7 +534,8 @@ impl Replayer {
         if self.stats.bad_lines_look_like.is_none() {
             self.stats.bad_lines_look_like = InputFormat::recognise(payload);
         }
-        self.bad("line", number, &error, observer);
+        let what = if self.frames.is_some() { "frame" } else { "line" };
+        self.bad(what, number, &error, observer);
     }
 
     /// A payload (`what` at line `number`) that cannot be read: counted,

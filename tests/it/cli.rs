@@ -163,3 +163,19 @@ fn compressed_inputs_are_told_by_their_magic_bytes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cut.zst (zstd data): "), "the file is named");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn garbage_under_auto_is_named_no_known_format_not_ops() {
+    let path = std::env::temp_dir().join(format!("roundup-garbage-{}.txt", std::process::id()));
+    std::fs::write(&path, "hello world\nthis is no event\n").unwrap();
+    let file = path.to_str().unwrap();
+    let auto = roundup(&["replay", file]);
+    let ops = roundup(&["replay", "--from", "ops", file]);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(auto.status.code(), Some(1), "no line of it reads");
+    let stderr = String::from_utf8_lossy(&auto.stderr);
+    assert!(stderr.contains("no line of the input could be read as any input format (formats: ops, acp"), "{stderr}");
+    assert!(!stderr.contains("as ops"), "{stderr}");
+    let stderr = String::from_utf8_lossy(&ops.stderr);
+    assert!(stderr.contains("no line of the input could be read as ops"), "an explicit --from is named: {stderr}");
+}

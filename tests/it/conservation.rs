@@ -86,6 +86,8 @@ proptest! {
     #[test]
     fn ai_sdk_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("ai-sdk", &script)?;
+    fn bedrock_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("bedrock", &script)?;
     }
 }
 

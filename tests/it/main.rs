@@ -5,6 +5,7 @@
 mod acp;
 mod agui;
 mod ai_sdk;
+mod bedrock;
 mod builder;
 mod builds;
 mod cli;

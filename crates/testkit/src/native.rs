@@ -167,6 +167,7 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "gemini" => gemini(&mut b, kind, event[1] % 2, target),
             "gemini-cli" => gemini_cli(&mut b, kind, target),
             "ai-sdk" => ai_sdk(&mut b, kind, target),
+            "bedrock" => bedrock(&mut b, kind, target),
             other => panic!("no generator for {other}"),
         }
     }
@@ -1164,6 +1165,101 @@ fn gemini(b: &mut Builder, kind: u8, candidate: u8, target: u8) {
             // the last, whose prompt it then replaces.
             let m = b.latest("prompt".into());
             b.push(host(json!([{"text": m}])));
+        }
+    }
+}
+
+/// Bedrock `ConverseStream` events in the SDKs' JSON shape, and the host's
+/// turns between responses.
+fn bedrock(b: &mut Builder, kind: u8, target: u8) {
+    let delta = |index: usize, delta: Value| json!({"contentBlockDelta": {"contentBlockIndex": index, "delta": delta, "p": "abc"}});
+    let stop = |index: usize| json!({"contentBlockStop": {"contentBlockIndex": index}});
+    match kind % 16 {
+        0 => b.push(json!({"messageStart": {"role": "assistant", "p": "ab"}})),
+        1 => {
+            let m = b.marker();
+            b.push(delta(0, json!({"text": m})));
+        }
+        2 => {
+            let m = b.marker();
+            b.push(delta(usize::from(target % 3), json!({"reasoningContent": {"text": m}})));
+        }
+        3 => {
+            let id = b.fresh_id();
+            let index = 1 + index_of(b, &id);
+            let start = json!({"toolUse": {"toolUseId": id, "name": "f"}});
+            b.push(json!({"contentBlockStart": {"contentBlockIndex": index, "start": start}}));
+        }
+        4 => {
+            let id = b.pick(target);
+            let index = 1 + index_of(b, &id);
+            let m = b.marker();
+            b.push(delta(index, json!({"toolUse": {"input": m}})));
+        }
+        5 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            let status = if target.is_multiple_of(2) { "success" } else { "error" };
+            let result = json!({"toolUseId": id, "content": [{"text": m}], "status": status});
+            b.push(json!({"role": "user", "content": [{"toolResult": result}]}));
+        }
+        6 => {
+            let id = b.pick(target);
+            let (result, prompt) = (b.result(&id), b.marker());
+            let result = json!({"toolUseId": id, "content": [{"json": {"out": result}}]});
+            b.push(json!({"role": "user", "content": [{"toolResult": result}, {"text": prompt}]}));
+        }
+        7 => {
+            let reason = ["end_turn", "tool_use", "max_tokens", "guardrail_intervened"][usize::from(target % 4)];
+            let m = b.latest("additional fields".into());
+            b.push(json!({"messageStop": {"stopReason": reason, "additionalModelResponseFields": {"note": m}}}));
+        }
+        8 => {
+            let m = b.latest("metrics".into());
+            b.push(json!({"metadata": {"usage": {"inputTokens": 1, "outputTokens": target, "totalTokens": 1 + u32::from(target)}, "metrics": {"latencyMs": 1, "note": m}}}));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(json!({"throttlingException": {"message": m}}));
+        }
+        10 => {
+            // A server tool, and its result in the stream.
+            let id = b.fresh_id();
+            let (index, args) = (1 + index_of(b, &id), b.marker());
+            let start =
+                json!({"toolUse": {"toolUseId": id, "name": "nova_code_interpreter", "type": "server_tool_use"}});
+            b.push(json!({"contentBlockStart": {"contentBlockIndex": index, "start": start}}));
+            b.push(delta(index, json!({"toolUse": {"input": args}})));
+            b.push(stop(index));
+            let m = b.result(&id);
+            let start = json!({"toolResult": {"toolUseId": id, "status": "success"}});
+            b.push(json!({"contentBlockStart": {"contentBlockIndex": 80, "start": start}}));
+            b.push(delta(80, json!({"toolResult": [{"text": m}]})));
+            b.push(stop(80));
+        }
+        11 => {
+            let (thought, signature) = (b.marker(), b.marker());
+            b.push(delta(93, json!({"reasoningContent": {"text": thought}})));
+            b.push(delta(93, json!({"reasoningContent": {"signature": signature}})));
+            b.push(stop(93));
+        }
+        12 => {
+            let m = b.marker();
+            b.push(delta(94, json!({"reasoningContent": {"redactedContent": m}})));
+            b.push(stop(94));
+        }
+        13 => {
+            let m = b.marker();
+            b.push(json!({"futureEvent": {"x": m}}));
+        }
+        14 => {
+            let m = b.marker();
+            b.push(delta(usize::from(target % 3), json!({"citation": {"title": m}})));
+        }
+        _ => {
+            let id = b.pick(target);
+            let index = 1 + index_of(b, &id);
+            b.push(stop(index));
         }
     }
 }

@@ -201,7 +201,11 @@ fn bad_input_hint(stats: &ReplayStats, from: Option<&'static InputFormat>) -> Op
     if payloads == 0 || bad.saturating_mul(10) < payloads.saturating_mul(9) {
         return None;
     }
-    let read_as = stats.format.or(from).map_or("any format", InputFormat::name);
+    // Under --from auto, input no line of which reads is not "ops" (the
+    // format an undecidable input falls back to): it is no known format.
+    let undecidable = from.is_none() && bad == payloads;
+    let read_as =
+        if undecidable { "any input format" } else { stats.format.or(from).map_or("any format", InputFormat::name) };
     let how_many = if bad == payloads { "no line".to_owned() } else { format!("{bad} of {payloads} lines") };
     let could = if bad == payloads { "could be read" } else { "could not be read" };
     Some(match stats.bad_lines_look_like {

@@ -50,6 +50,7 @@ _InputFormat = Literal[
     "gemini",
     "gemini-cli",
     "ai-sdk",
+    "bedrock",
 ]
 #: An output format (``roundup.encoders.FORMATS``); the first is the default.
 _OutputFormat = Literal["records", "ui", "deepwork", "agui", "openai-chat", "openai-responses", "anthropic"]

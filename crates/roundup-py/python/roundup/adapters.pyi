@@ -23,6 +23,7 @@ __all__ = [
     "gemini",
     "gemini_cli",
     "ai_sdk",
+    "bedrock",
 ]
 FORMATS: Tuple[_InputFormat, ...]
 
@@ -47,3 +48,4 @@ ollama: _Format
 gemini: _Format
 gemini_cli: _Format
 ai_sdk: _Format
+bedrock: _Format
