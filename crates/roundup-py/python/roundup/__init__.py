@@ -24,11 +24,6 @@ Records are plain ``dict``s, equal to ``json.loads`` of the lines the
 'summary'
 """
 
-import os as _os
-from typing import Iterable as _Iterable
-from typing import Optional as _Optional
-from typing import Union as _Union
-
 from . import adapters, encoders
 from ._roundup import (
     Adapter,
@@ -58,12 +53,8 @@ __all__ = [
 ]
 
 
-def export(
-    source: _Union[str, "_os.PathLike[str]", _Iterable[_Union[dict, str, bytes]]],
-    *,
-    to: str,
-    from_: _Optional[str] = None,
-) -> ReplayIterator:
+# The types are in __init__.pyi.
+def export(source, *, to, from_=None):
     """The provider history of each run of ``source``, as the list its next
     request sends: ``to`` is ``"openai-chat"``, ``"openai-responses"`` or
     ``"anthropic"``. An iterator, one value per run, read as needed."""

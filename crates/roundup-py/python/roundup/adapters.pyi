@@ -1,30 +1,51 @@
 """Types of roundup.adapters: one namespace per input format."""
 
-from typing import Any, Dict, List, Protocol, Tuple, Union
+from typing import List, Protocol, Tuple
 
 from ._roundup import Adapter as Adapter
+from ._roundup import _Event, _InputFormat, _Op
 
-__all__: List[str]
-FORMATS: Tuple[str, ...]
+__all__ = [
+    "Adapter",
+    "FORMATS",
+    "ops",
+    "acp",
+    "opencode",
+    "uagent",
+    "deepwork",
+    "mistral",
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "claude_code",
+    "codex",
+    "ollama",
+    "gemini",
+    "gemini_cli",
+    "ai_sdk",
+    "bedrock",
+]
+FORMATS: Tuple[_InputFormat, ...]
 
 class _Format(Protocol):
-    name: str
+    name: _InputFormat
     about: str
     def Adapter(self) -> Adapter: ...
-    def translate(self, event: Union[Dict[str, Any], str, bytes]) -> List[Dict[str, Any]]: ...
+    def translate(self, event: _Event) -> List[_Op]: ...
 
 ops: _Format
 acp: _Format
+opencode: _Format
 uagent: _Format
 deepwork: _Format
+mistral: _Format
 openai_chat: _Format
 openai_responses: _Format
 anthropic: _Format
 claude_code: _Format
 codex: _Format
 ollama: _Format
-mistral: _Format
-opencode: _Format
 gemini: _Format
 gemini_cli: _Format
+ai_sdk: _Format
 bedrock: _Format
