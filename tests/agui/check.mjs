@@ -36,7 +36,9 @@ function inputs(dir) {
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...inputs(path));
-    else if (!/\.(md|txt)$/.test(name) && !name.endsWith(".expected.jsonl")) out.push(path);
+    // Notes, expected outputs and an origin's own recording file (whose
+    // stream is a fixture beside it) are not inputs.
+    else if (!/\.(md|txt)$/.test(name) && !/\.(expected\.jsonl|recording\.json)$/.test(name)) out.push(path);
   }
   return out;
 }
