@@ -337,7 +337,8 @@ fn base64(text: &str) -> Vec<u8> {
 
 #[test]
 fn the_transport_chunks_as_they_came_read_as_the_whole_body() {
-    let recording: Value = serde_json::from_slice(&input("req_llm-converse_reasoning_streaming.recording.json")).unwrap();
+    let recording: Value =
+        serde_json::from_slice(&input("req_llm-converse_reasoning_streaming.recording.json")).unwrap();
     let chunks: Vec<Vec<u8>> =
         recording["chunks"].as_array().unwrap().iter().map(|c| base64(c["b64"].as_str().unwrap())).collect();
     assert_eq!(chunks.len(), 15);
