@@ -82,6 +82,14 @@ pub struct OpenAiResponsesAdapter {
     /// An `error` event was reported: the `response.failed` that follows
     /// ends the run without a second anomaly (or the end of input does).
     failed: bool,
+    /// The response being read declared a call the host runs: its end is
+    /// not the turn's (the host answers, then calls again).
+    #[serde(default)]
+    host_calls: bool,
+    /// A response ended the run: the next response, or the host's next
+    /// message, begins the next.
+    #[serde(default)]
+    finished: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -208,6 +216,13 @@ impl Adapter for OpenAiResponsesAdapter {
             return Ok(());
         }
         let event: Event<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
+        // A user message begins a run of its own (below); a response
+        // after one that ended the turn begins the next.
+        let begins = event.kind == "response.created";
+        if self.finished && begins {
+            self.finished = false;
+            calls.call(None, Call::Start);
+        }
         if !self.event(&event, calls) {
             let detail = format!("openai-responses: unknown event: {}", String::from_utf8_lossy(payload));
             report(calls, None, AnomalyKind::UnknownEvent, &detail);
@@ -237,6 +252,7 @@ impl OpenAiResponsesAdapter {
                     self.tools.clear();
                     self.summary_part = None;
                     self.failed = false;
+                    self.host_calls = false;
                 }
             }
             "response.output_text.delta" | "response.refusal.delta" => {
@@ -299,6 +315,7 @@ impl OpenAiResponsesAdapter {
                 calls.call(None, Call::ToolUpdate { id, content: &output, status: ToolCallStatus::Completed });
             }
             "message" if event.role.as_deref() == Some("user") => {
+                self.finished = false;
                 calls.call(None, Call::Start);
                 let content = event.content.map(raw_value).unwrap_or(Value::Null);
                 calls.call(None, Call::RunMeta { meta: &one("openai_user_message", content) });
@@ -341,6 +358,7 @@ impl OpenAiResponsesAdapter {
             if self.tool(event.output_index) != Some(id) {
                 let title = item.name.as_deref().unwrap_or(kind);
                 calls.call(None, Call::ToolCall { id, title, name: title });
+                self.host_calls |= client;
                 let mut meta = Meta::new();
                 meta.insert("openai_item_type".into(), Value::from(kind));
                 if let Some(item_id) = item.id.as_deref().filter(|item_id| *item_id != id) {
@@ -468,6 +486,14 @@ impl OpenAiResponsesAdapter {
         // machine keeps round metadata without a round in the run's.
         calls.call(None, Call::RoundMeta { meta: &meta });
         if event.kind == "response.completed" {
+            // A response that asked the host for nothing ended the turn: the
+            // run ends at once (a live view sees it when the model ends it,
+            // not at the end of the stream). One with calls for the host
+            // goes on with their results and the next response.
+            if !self.host_calls {
+                calls.call(None, Call::Finish { reason: FinishReason::Completed });
+                self.finished = true;
+            }
             return;
         }
         let why = response.and_then(|r| r.error.or(r.incomplete_details)).map_or("null", RawValue::get);
@@ -483,6 +509,7 @@ impl OpenAiResponsesAdapter {
         };
         calls.call(None, Call::Finish { reason });
         self.failed = false;
+        self.finished = true;
     }
 }
 

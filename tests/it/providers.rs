@@ -633,3 +633,41 @@ fn an_openai_chat_turn_ends_its_run_at_done() {
     let first = a_turn_then_the_next("openai-chat", &completion("c1", "Hello."), &completion("c2", "Again."));
     assert_eq!((&first["finish_reason"], &first["last_token_usage"]), (&json!("completed"), &json!(12)));
 }
+
+/// An OpenAI Responses response that asks the host for nothing ends the
+/// run at its `response.completed`, not at the end of the stream; the next
+/// response is the next run. One that declares a function call goes on:
+/// the host's output and the next response belong to the same run.
+#[test]
+fn an_openai_responses_turn_ends_its_run_when_the_response_completes() {
+    let response = |id: &str, text: &str| {
+        vec![
+            format!(r#"{{"type":"response.created","response":{{"id":"{id}","model":"gpt","status":"in_progress"}}}}"#),
+            format!(r#"{{"type":"response.output_text.delta","output_index":0,"delta":"{text}"}}"#),
+            format!(
+                r#"{{"type":"response.completed","response":{{"id":"{id}","model":"gpt","status":"completed","usage":{{"total_tokens":7}}}}}}"#
+            ),
+        ]
+    };
+    let first = a_turn_then_the_next("openai-responses", &response("r1", "Hello."), &response("r2", "Again."));
+    assert_eq!((&first["finish_reason"], &first["last_token_usage"]), (&json!("completed"), &json!(7)));
+
+    let asks = [
+        r#"{"type":"response.created","response":{"id":"r1","model":"gpt"}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"ls","arguments":"{}"}}"#,
+        r#"{"type":"response.completed","response":{"id":"r1","model":"gpt","status":"completed"}}"#,
+        r#"{"type":"function_call_output","call_id":"call_1","output":"a.txt"}"#,
+        r#"{"type":"response.created","response":{"id":"r2","model":"gpt"}}"#,
+        r#"{"type":"response.output_text.delta","output_index":0,"delta":"Done."}"#,
+        r#"{"type":"response.completed","response":{"id":"r2","model":"gpt","status":"completed"}}"#,
+    ];
+    let out = lines(&asks.join("\n"), "openai-responses");
+    let summaries = of_type(&out, "summary");
+    assert_eq!(summaries.len(), 1, "one run: {out:?}");
+    assert_eq!(summaries[0]["finish_reason"], "completed");
+    let rounds = of_type(&out, "round");
+    assert_eq!(rounds.len(), 2, "{out:?}");
+    assert_eq!(rounds[0]["tool_calls"][0]["result"]["content"], "a.txt");
+    assert_eq!(rounds[1]["message"], "Done.");
+    assert!(of_type(&out, "anomaly").is_empty(), "{out:?}");
+}
