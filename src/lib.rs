@@ -146,8 +146,8 @@ pub use ops::OpsLine;
 pub use output::{Output, Outputs};
 pub use record::Recorder;
 pub use replay::{
-    replay, LineFramer, Payload, ReplayCheckpoint, ReplayError, ReplayObserver, ReplayOptions, ReplayStats, Replayer,
-    DEFAULT_MAX_LINE_BYTES,
+    records, replay, LineFramer, Payload, Records, ReplayCheckpoint, ReplayError, ReplayObserver, ReplayOptions,
+    ReplayStats, Replayer, DEFAULT_MAX_LINE_BYTES,
 };
 pub use router::Router;
 pub use session::{MachineStep, Session};

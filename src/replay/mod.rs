@@ -18,11 +18,13 @@ mod checkpoint;
 mod eventstream;
 mod framing;
 mod line_framer;
+mod records;
 mod replayer;
 mod sessions;
 
 pub use checkpoint::ReplayCheckpoint;
 pub use line_framer::{LineFramer, Payload};
+pub use records::{records, Records};
 pub use replayer::Replayer;
 
 /// What a replay reads and writes.
@@ -63,6 +65,10 @@ pub struct ReplayOptions {
     /// A line (or SSE event) longer than this is not read into memory: it
     /// is read past in constant memory and reported as a `bad_line`.
     pub max_line_bytes: usize,
+    /// Also keeps every record as a value ([`OutputLine`](crate::OutputLine)),
+    /// for [`Replayer::take_records`] and [`records`]: a program that reads
+    /// the rounds gets them typed, not as JSON to parse again.
+    pub record_values: bool,
 }
 
 /// The default [`ReplayOptions::max_line_bytes`]: 256 MiB.
@@ -78,6 +84,7 @@ impl Default for ReplayOptions {
             max_open_sessions: None,
             evict_dir: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            record_values: false,
         }
     }
 }
@@ -141,6 +148,13 @@ impl ReplayOptions {
     /// ```
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = bytes;
+        self
+    }
+
+    /// Also keeps every record as a value, taken with
+    /// [`Replayer::take_records`] ([`records`] sets it).
+    pub fn record_values(mut self, keep: bool) -> Self {
+        self.record_values = keep;
         self
     }
 

@@ -16,6 +16,7 @@ use crate::bad_line::BadLine;
 use crate::call::Call;
 use crate::model::AnomalyKind;
 use crate::router::{CheckpointStore, DirectoryStore, MemoryStore};
+use crate::wire::OutputLine;
 
 use super::checkpoint::ReplayCheckpoint;
 use super::eventstream::{self, EventStream, Frame, Sniffed};
@@ -110,6 +111,7 @@ impl Replayer {
                 std::iter::once(options.to).chain(options.also_to.iter().copied()).collect(),
                 options.framing,
                 eviction,
+                options.record_values,
             ),
             partial: Vec::new(),
             skipping: None,
@@ -279,6 +281,31 @@ impl Replayer {
     pub fn finish(&mut self, observer: &mut dyn ReplayObserver) {
         self.end_input(observer);
         while self.finish_next() {}
+    }
+
+    /// Moves the records kept as values so far (with
+    /// [`ReplayOptions::record_values`]) to the end of `out`, in the order
+    /// the output has them; none without that option.
+    ///
+    /// ```
+    /// use roundup::{OutputLine, ReplayOptions, Replayer};
+    ///
+    /// let mut replayer = Replayer::new(&ReplayOptions::new().record_values(true)).unwrap();
+    /// replayer.feed(b"{\"op\":\"message\",\"text\":\"Hi\"}\n", &mut ());
+    /// replayer.finish(&mut ());
+    /// let mut records = Vec::new();
+    /// replayer.take_records(&mut records);
+    /// assert!(matches!(&records[0], OutputLine::Round(round) if round.message == "Hi"));
+    /// assert!(matches!(&records[1], OutputLine::Summary(_)));
+    /// ```
+    pub fn take_records(&mut self, out: &mut Vec<OutputLine>) {
+        self.sessions.take_values(out);
+    }
+
+    /// Forgets the output of every format (a reader of the records as
+    /// values has no use for their bytes).
+    pub(crate) fn discard_output(&mut self) {
+        self.sessions.clear_all_output();
     }
 
     /// Bytes of output not taken yet (of the first output format).

@@ -19,6 +19,7 @@ use crate::model::{AnomalyKind, FinishReason};
 use crate::output::{Output, Outputs};
 use crate::router::{CheckpointStore, MakeSession, Router};
 use crate::session::Session;
+use crate::wire::OutputLine;
 
 /// What a replay hands its sessions with every call: the clock reading,
 /// the machine's output buffer (emptied after each call), and one framed
@@ -28,6 +29,9 @@ pub(crate) struct ReplayStep {
     now_ms: u64,
     outputs: Outputs,
     frames: Vec<Frames>,
+    /// The records as values too, when the replay keeps them
+    /// ([`ReplayOptions::record_values`](super::ReplayOptions::record_values)).
+    values: Option<Vec<OutputLine>>,
 }
 
 /// One session of a replay: its machine and its encoders, one per output
@@ -63,9 +67,12 @@ impl ReplaySession {
 
     /// Hands what the last call caused to every encoder that reads it.
     fn deliver(&mut self, step: &mut ReplayStep) {
-        let ReplayStep { now_ms, outputs, frames } = step;
+        let ReplayStep { now_ms, outputs, frames, values } = step;
         let session = self.machine.options().session.as_deref();
         for output in outputs.iter() {
+            if let (Some(values), Output::Record(record)) = (values.as_mut(), output) {
+                values.push(OutputLine::from(record));
+            }
             for (encoder, out) in self.encoders.iter_mut().zip(frames.iter_mut()) {
                 match (output, encoder.reads()) {
                     (Output::Record(record), Reads::Records) => encoder.record(record, out),
@@ -142,10 +149,11 @@ pub(crate) struct Sessions {
 pub(crate) type Eviction = (usize, Box<dyn CheckpointStore>);
 
 impl Sessions {
-    pub(crate) fn new(formats: Formats, framing: Framing, eviction: Option<Eviction>) -> Self {
+    pub(crate) fn new(formats: Formats, framing: Framing, eviction: Option<Eviction>, values: bool) -> Self {
         let frames = formats.iter().map(|_| Frames::new(framing)).collect();
         let mut router = Router::with_maker(MakeReplaySession(formats));
         router.context_mut().frames = frames;
+        router.context_mut().values = values.then(Vec::new);
         if let Some((keep, store)) = eviction {
             router = router.evict_beyond(keep, store);
         }
@@ -189,9 +197,21 @@ impl Sessions {
         self.router.finish_first(FinishReason::Interrupted)
     }
 
+    /// Moves the records kept as values so far to the end of `out`.
+    pub(crate) fn take_values(&mut self, out: &mut Vec<OutputLine>) {
+        if let Some(values) = self.router.context_mut().values.as_mut() {
+            out.append(values);
+        }
+    }
+
     /// The framed output of format `index` not taken yet.
     pub(crate) fn output(&self, index: usize) -> &[u8] {
         self.router.context().frames.get(index).map_or(&[], Frames::bytes)
+    }
+
+    /// Forgets the output of every format.
+    pub(crate) fn clear_all_output(&mut self) {
+        self.router.context_mut().frames.iter_mut().for_each(Frames::clear);
     }
 
     /// Forgets the output of format `index` (once written).
@@ -247,7 +267,8 @@ mod tests {
     #[test]
     fn a_session_whose_output_state_cannot_be_saved_is_refused_and_never_evicted() {
         let formats: Formats = [&UNSAVEABLE].into_iter().collect();
-        let mut sessions = Sessions::new(formats.clone(), Framing::Lines, Some((1, Box::new(MemoryStore::default()))));
+        let mut sessions =
+            Sessions::new(formats.clone(), Framing::Lines, Some((1, Box::new(MemoryStore::default()))), false);
         message(&mut sessions, "a");
         message(&mut sessions, "b");
         // "a" could not be evicted for "b": both are open, and "a" counts on.
@@ -263,12 +284,12 @@ mod tests {
     #[test]
     fn a_checkpoint_with_output_states_for_other_formats_does_not_fit() {
         let agui: Formats = [OutputFormat::named("agui").unwrap()].into_iter().collect();
-        let mut sessions = Sessions::new(agui, Framing::Lines, None);
+        let mut sessions = Sessions::new(agui, Framing::Lines, None, false);
         message(&mut sessions, "a");
         let saved = sessions.checkpoint().unwrap();
         assert_eq!(saved[0].encoders.len(), 1, "the AG-UI thread is in the session's checkpoint");
         let two: Formats = ["agui", "ui"].into_iter().map(|n| OutputFormat::named(n).unwrap()).collect();
-        let error = Sessions::new(two, Framing::Lines, None).restore(saved).unwrap_err();
+        let error = Sessions::new(two, Framing::Lines, None, false).restore(saved).unwrap_err();
         assert!(error.to_string().contains("1 output states for 2 output formats"), "{error}");
     }
 }

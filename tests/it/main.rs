@@ -23,6 +23,7 @@ mod local_models;
 mod partial_json;
 mod properties;
 mod providers;
+mod records;
 mod replayer;
 mod router;
 mod stress;
