@@ -179,3 +179,23 @@ fn garbage_under_auto_is_named_no_known_format_not_ops() {
     let stderr = String::from_utf8_lossy(&ops.stderr);
     assert!(stderr.contains("no line of the input could be read as ops"), "an explicit --from is named: {stderr}");
 }
+
+#[test]
+fn pretty_is_coloured_when_asked_and_plain_in_a_pipe() {
+    let plain = roundup(&["replay", "--pretty", ACP]);
+    let text = String::from_utf8(plain.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "a pipe gets no colour by default");
+    let never = roundup(&["replay", "--pretty", "--color", "never", ACP]);
+    assert_eq!(String::from_utf8(never.stdout).unwrap(), text);
+    let always = roundup(&["replay", "--pretty", "--color", "always", ACP]);
+    let coloured = String::from_utf8(always.stdout).unwrap();
+    assert!(coloured.contains("\x1b[34;1m\"type\"\x1b[0m: \x1b[32m\"round\"\x1b[0m"), "{coloured}");
+    let mut stripped = coloured;
+    for escape in ["\x1b[34;1m", "\x1b[32m", "\x1b[36m", "\x1b[35m", "\x1b[0m"] {
+        stripped = stripped.replace(escape, "");
+    }
+    assert_eq!(stripped, text, "the colour adds escapes and nothing else");
+    let wrong = roundup(&["replay", "--pretty", "--color", "sometimes", ACP]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("[possible values: auto, always, never]"));
+}

@@ -133,6 +133,10 @@ pub struct InputArgs {
     /// Print each JSON value indented over several lines.
     #[arg(long, conflicts_with = "sse")]
     pub pretty: bool,
+    /// Colour `--pretty` output: `auto` when stdout is a terminal and
+    /// NO_COLOR is not set, `always`, or `never`.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
     /// Frame every output value as an SSE event (`data: ...` and a blank
     /// line) instead of a line.
     #[arg(long)]

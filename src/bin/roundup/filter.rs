@@ -1,12 +1,14 @@
 //! What the command line does to the output on its way out: keep only some
 //! sessions (`--session`) or record types (`--type`), and indent each value
-//! (`--pretty`). Applied to the finished lines, so the library's output is
+//! (`--pretty`, coloured on a terminal). Applied to the finished lines, so the library's output is
 //! the same bytes with or without them.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 
 use serde::Deserialize;
+
+use crate::color::write_painted;
 
 /// Which output values to keep, and how to lay them out.
 #[derive(Debug, Default)]
@@ -17,6 +19,8 @@ pub struct Filter {
     pub types: Vec<String>,
     /// Indent each value.
     pub pretty: bool,
+    /// Colour the indented values (a person reads them on a terminal).
+    pub color: bool,
 }
 
 impl Filter {
@@ -84,7 +88,11 @@ impl<W: Write> Filtered<W> {
         if self.filter.pretty {
             if let Ok(value) = serde_json::from_slice::<serde_json::Value>(json) {
                 self.out.write_all(prefix)?;
-                serde_json::to_writer_pretty(&mut self.out, &value)?;
+                if self.filter.color {
+                    write_painted(&mut self.out, &serde_json::to_vec_pretty(&value)?)?;
+                } else {
+                    serde_json::to_writer_pretty(&mut self.out, &value)?;
+                }
                 return self.out.write_all(b"\n");
             }
         }

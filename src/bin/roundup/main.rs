@@ -10,6 +10,7 @@ use roundup::encoders::{self, Framing};
 use roundup::{replay, BadLine, ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
 
 mod args;
+mod color;
 mod compressed;
 mod filter;
 mod input;
@@ -46,7 +47,12 @@ impl ReplayArgs {
             _ => None,
         };
         let sessions = input.session.into_iter().map(|name| Some(name).filter(|name| name != "-")).collect();
-        let filter = Filter { sessions, types, pretty: input.pretty };
+        let color = match input.color.as_str() {
+            "always" => true,
+            "never" => false,
+            _ => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
+        };
+        let filter = Filter { sessions, types, pretty: input.pretty, color };
         ReplayArgs { files: input.files, options, progress, quiet: input.quiet, filter }
     }
 }
