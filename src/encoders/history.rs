@@ -5,7 +5,8 @@
 //! A history goes out when its run finishes, as one line
 //! `{"session": ..., "run": n, <key>: [...]}`: the list the next request to
 //! the provider sends. Every tool call is paired with exactly one result,
-//! as roundup's rounds guarantee; a call that never got one has an error
+//! as roundup's rounds guarantee, under an id no other call of the run has
+//! (a reused id is renamed, and the line's `renamed_ids` says so); a call that never got one has an error
 //! result that says why (`no result: superseded`), which the providers
 //! accept and a model reads.
 //!
@@ -39,6 +40,48 @@ pub(crate) struct CallResult {
 }
 
 impl RunHistory {
+    /// Gives every call of the run an id no other call of it has: the
+    /// providers refuse a conversation whose tool call ids repeat
+    /// (Anthropic), or pair its results ambiguously (OpenAI). A call keeps
+    /// its own id the first time the run has it; a later call with the same
+    /// id goes by `{id}-2` (`-3`, ... : the first such name that no call of
+    /// the run has), its late result with it. What was renamed, as
+    /// `{"round", "id", "as"}` values in the order of the calls.
+    pub(crate) fn make_ids_unique(&mut self) -> Vec<Value> {
+        let all: crate::hash::HashSet<String> =
+            self.rounds.iter().flat_map(|round| round.tool_calls.iter().map(|call| call.id.clone())).collect();
+        let mut seen = crate::hash::HashSet::default();
+        let mut renamed = Vec::new();
+        for round in &mut self.rounds {
+            for at in 0..round.tool_calls.len() {
+                let id = round.tool_calls[at].id.clone();
+                if seen.insert(id.clone()) {
+                    continue;
+                }
+                let mut n = 2u64;
+                let fresh = loop {
+                    let name = format!("{id}-{n}");
+                    if !all.contains(&name) && !seen.contains(&name) {
+                        break name;
+                    }
+                    n += 1;
+                };
+                seen.insert(fresh.clone());
+                // A late result for this round's call of that id: this
+                // call's, unless an earlier call of the round kept the id.
+                let kept_in_round = round.tool_calls[..at].iter().any(|call| call.id == id);
+                if !kept_in_round {
+                    if let Some(late) = self.late.remove(&(round.index, id.clone())) {
+                        self.late.insert((round.index, fresh.clone()), late);
+                    }
+                }
+                round.tool_calls[at].id.clone_from(&fresh);
+                renamed.push(json!({"round": round.index, "id": id, "as": fresh}));
+            }
+        }
+        renamed
+    }
+
     pub(crate) fn result(&self, round: &Round, call: &ToolCall) -> CallResult {
         if let Some((text, success)) = self.late.get(&(round.index, call.id.clone())) {
             return CallResult { text: text.clone(), is_error: !success };
@@ -217,7 +260,8 @@ impl Encoder for HistoryEncoder {
                 history.late.insert((stitch.round, stitch.id.clone()), (text, !stitch.result.is_failed()));
             }
             SinkRecord::Summary(summary) => {
-                let history = self.sessions.remove(&summary.session).unwrap_or_default();
+                let mut history = self.sessions.remove(&summary.session).unwrap_or_default();
+                let renamed = history.make_ids_unique();
                 let items = (self.render)(&history, summary);
                 // A run that held nothing at all (an empty input) has no
                 // history; one that failed before any output still says so.
@@ -234,6 +278,9 @@ impl Encoder for HistoryEncoder {
                 }
                 line.insert("run".into(), summary.run.into());
                 line.insert(self.key.into(), Value::Array(items));
+                if !renamed.is_empty() {
+                    line.insert("renamed_ids".into(), Value::Array(renamed));
+                }
                 out.frame(|buf| wire::write_json(buf, &Value::Object(line)));
             }
             SinkRecord::Anomaly(_) | SinkRecord::Meta(_) => {}

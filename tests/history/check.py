@@ -123,6 +123,27 @@ def held_nothing(path):
 
 PAIRED = {"openai-chat": paired_openai_chat, "openai-responses": paired_responses, "anthropic": paired_anthropic}
 
+
+def call_ids(history):
+    """Every tool call id a history declares, in order."""
+    for item in history:
+        for call in item.get("tool_calls") or []:
+            yield call["id"]
+        if item.get("type") == "function_call":
+            yield item["call_id"]
+        content = item.get("content")
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    yield block["id"]
+
+
+def repeated_ids(history):
+    """The tool call ids a history declares more than once: Anthropic's API
+    refuses such a conversation, OpenAI's pairs its results ambiguously."""
+    ids = list(call_ids(history))
+    return sorted({i for i in ids if ids.count(i) > 1})
+
 # What the providers' APIs take as a tool's name (the request types do not
 # check it; the APIs refuse anything else).
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -156,6 +177,9 @@ def main():
                     problem = PAIRED[fmt](line[key])
                     if problem:
                         raise ValueError(f"run {line['run']}: {problem}")
+                    repeated = repeated_ids(line[key])
+                    if repeated:
+                        raise ValueError(f"run {line['run']}: tool call ids declared twice: {repeated}")
                     bad = [n for n in tool_names(line[key]) if not TOOL_NAME.match(n)]
                     if bad:
                         raise ValueError(f"run {line['run']}: tool names the API refuses: {bad}")
@@ -183,6 +207,11 @@ def main():
             failed += 1
             print(f"FAIL {fmt}: a message of no known role passed the provider's types")
         except Exception:  # noqa: BLE001 - the rejection is the point
+            passed += 1
+        if not repeated_ids(broken[fmt] + broken[fmt]):
+            failed += 1
+            print(f"FAIL {fmt}: a call id declared twice was not caught")
+        else:
             passed += 1
         renamed = json.loads(json.dumps(broken[fmt]).replace('"name": "x"', '"name": "ls -la"'))
         if all(TOOL_NAME.match(n) for n in tool_names(renamed)):

@@ -90,3 +90,53 @@ fn export_is_replay_with_a_history_format() {
     let stderr = String::from_utf8_lossy(&missing.stderr);
     assert!(stderr.contains("the following required arguments were not provided") && stderr.contains("--to <FORMAT>"));
 }
+
+/// A call id the run uses again (a new call of an id from a closed round)
+/// is renamed in the exports, so that no provider sees two calls of one
+/// id: the first call keeps it, a later one goes by `{id}-2` (or the next
+/// free number), each with its own result, a late one included; the line
+/// says what was renamed.
+#[test]
+fn a_reused_call_id_is_renamed_with_its_result() {
+    let input = [
+        r#"{"op":"tool_call","id":"t1","title":"ls"}"#,
+        r#"{"op":"message","text":"Meanwhile."}"#,
+        r#"{"op":"tool_call","id":"t1","title":"cat"}"#,
+        r#"{"op":"tool_update","id":"t1","content":"second","status":"completed"}"#,
+        r#"{"op":"tool_update","id":"t1","content":"first, late","status":"completed"}"#,
+        r#"{"op":"tool_call","id":"t1-2","title":"wc"}"#,
+        r#"{"op":"tool_update","id":"t1-2","content":"third","status":"completed"}"#,
+        r#"{"op":"finish","reason":"completed"}"#,
+    ]
+    .join("\n");
+    let renamed = json!([{"round": 1, "id": "t1", "as": "t1-3"}]);
+    let chat = &clean_replay(input.as_bytes(), "ops", "openai-chat")[0];
+    assert_eq!(chat["renamed_ids"], renamed);
+    let tool_results: Vec<(&Value, &Value)> = chat["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (&m["tool_call_id"], &m["content"]))
+        .collect();
+    assert_eq!(
+        tool_results,
+        [(&json!("t1"), &json!("first, late")), (&json!("t1-3"), &json!("second")), (&json!("t1-2"), &json!("third"))]
+    );
+    let anthropic = &clean_replay(input.as_bytes(), "ops", "anthropic")[0];
+    let uses: Vec<&Value> = anthropic["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| &b["id"])
+        .collect();
+    assert_eq!(uses, [&json!("t1"), &json!("t1-3"), &json!("t1-2")]);
+    assert_eq!(anthropic["renamed_ids"], renamed);
+    let responses = &clean_replay(input.as_bytes(), "ops", "openai-responses")[0];
+    assert_eq!(responses["renamed_ids"], renamed);
+    // A run whose ids are all its own says nothing of renaming.
+    assert!(export("openai-chat").get("renamed_ids").is_none());
+}
