@@ -54,6 +54,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
+use super::anthropic::AnthropicAdapter;
+use super::base64;
 use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, Fields, Key};
 use super::support::{one, report};
 use super::{Adapter, CallSink, InputFormat};
@@ -95,6 +97,8 @@ session",
         match key.as_str() {
             // A `metadata` object is common; Bedrock's has usage or metrics.
             "metadata" => body.contains_key("usage") || body.contains_key("metrics"),
+            // `InvokeModelWithResponseStream`: the model's event, base64.
+            "chunk" => body.get("bytes").is_some_and(Value::is_string),
             key if EVENTS.contains(&key) => true,
             key => is_exception(key) && body.get("message").is_some_and(Value::is_string),
         }
@@ -124,6 +128,10 @@ pub struct BedrockAdapter {
     metadata: bool,
     /// The run ended: what comes next begins the next one.
     finished: bool,
+    /// `InvokeModelWithResponseStream` chunks: the model's own events,
+    /// read by that model's adapter (Anthropic's, for Claude on Bedrock).
+    #[serde(default)]
+    invoke: Option<AnthropicAdapter>,
 }
 
 /// An open content block.
@@ -171,8 +179,18 @@ enum Event<'a> {
     BlockStop(BlockStop),
     MessageStop(MessageStop<'a>),
     Metadata(Metadata<'a>),
+    /// `InvokeModelWithResponseStream`: the model's own event, base64.
+    Chunk(Chunk<'a>),
     Exception,
     Unknown,
+}
+
+/// An `InvokeModelWithResponseStream` chunk: the model provider's own
+/// stream event (Anthropic's Messages events, for Claude), base64-encoded.
+#[derive(Debug, Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    bytes: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -343,6 +361,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Payload<'a> {
                         "contentBlockStop" => Event::BlockStop(map.next_value()?),
                         "messageStop" => Event::MessageStop(map.next_value()?),
                         "metadata" => Event::Metadata(map.next_value()?),
+                        "chunk" => Event::Chunk(map.next_value()?),
                         "role" => {
                             payload.role = map.next_value::<Role<'a>>()?.0;
                             continue;
@@ -386,6 +405,9 @@ impl Adapter for BedrockAdapter {
         self.end_blocks(calls);
         self.stopped = true;
         self.settle(calls);
+        if let Some(model) = self.invoke.as_mut() {
+            model.end(calls);
+        }
     }
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
@@ -414,6 +436,7 @@ impl BedrockAdapter {
     fn event(&mut self, event: &Event<'_>, text: &str, calls: &mut dyn CallSink) {
         match event {
             Event::Metadata(metadata) => return self.metadata(metadata, calls),
+            Event::Chunk(chunk) => return self.chunk(chunk, text, calls),
             Event::Unknown => {
                 return report(calls, None, AnomalyKind::UnknownEvent, &format!("bedrock: unknown event: {text}"));
             }
@@ -452,7 +475,29 @@ impl BedrockAdapter {
                 self.finished = true;
                 self.metadata = false;
             }
-            Event::Metadata(_) | Event::Unknown => {}
+            Event::Metadata(_) | Event::Chunk(_) | Event::Unknown => {}
+        }
+    }
+
+    /// An `InvokeModelWithResponseStream` chunk: its bytes decoded and read
+    /// as the model's own stream event. Claude's are Anthropic Messages
+    /// events (its `message_stop` also carries Bedrock's
+    /// `amazon-bedrock-invocationMetrics`, kept with the event); another
+    /// model's events are reported, kept whole, as Anthropic's adapter
+    /// reports what it does not know.
+    fn chunk(&mut self, chunk: &Chunk<'_>, text: &str, calls: &mut dyn CallSink) {
+        let Some(bytes) = chunk.bytes.as_deref().and_then(base64::decode) else {
+            let detail = format!("bedrock: a chunk whose bytes are not base64: {text}");
+            return report(calls, None, AnomalyKind::UnknownEvent, &detail);
+        };
+        let model = self.invoke.get_or_insert_with(AnthropicAdapter::default);
+        if let Err(error) = model.translate(&bytes, calls) {
+            let detail = format!(
+                "bedrock: a chunk's event could not be read ({}): {}",
+                error.reason,
+                String::from_utf8_lossy(&bytes)
+            );
+            report(calls, None, AnomalyKind::UnknownEvent, &detail);
         }
     }
 

@@ -48,6 +48,7 @@ macro_rules! state_is_self {
     };
 }
 
+mod base64;
 mod borrowed;
 mod support;
 

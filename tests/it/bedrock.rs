@@ -767,3 +767,75 @@ fn the_command_line_reads_a_body_with_no_from() {
     assert_eq!(rounds(&out)[0]["message"], "The current temperature in Paris, the capital of France, is 30°C.");
     assert_eq!(summary(&out)["finish_reason"], "completed");
 }
+
+/// Standard base64, as the service encodes a chunk's bytes.
+fn base64_of(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for group in bytes.chunks(3) {
+        let n = group.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= group.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `InvokeModelWithResponseStream`: each chunk's bytes are one of the
+/// model's own events (Claude's are Anthropic Messages events). Every
+/// Anthropic fixture, wrapped chunk by chunk as the service sends it (as the
+/// SDKs' JSON lines, and as event-stream frames), reads to the records the
+/// Anthropic reading gives.
+#[test]
+fn invoke_model_chunks_read_as_the_model_s_own_events() {
+    let mut compared = 0;
+    for path in roundup_testkit::fixture_files("anthropic-messages") {
+        if !path.to_string_lossy().ends_with(".chunks.jsonl") {
+            continue;
+        }
+        let native = std::fs::read_to_string(&path).unwrap();
+        let expected = clean_replay(native.as_bytes(), "anthropic", "records");
+        let wrapped: String = native
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| format!("{{\"chunk\":{{\"bytes\":\"{}\"}},\"p\":\"abc\"}}\n", base64_of(line.as_bytes())))
+            .collect();
+        assert_eq!(clean_replay(wrapped.as_bytes(), "bedrock", "records"), expected, "{}", path.display());
+        let (auto, _) = replay_lines(wrapped.as_bytes(), &ReplayOptions::new());
+        assert_eq!(auto, expected, "detected: {}", path.display());
+        let framed: Vec<u8> = native
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .flat_map(|line| {
+                let payload = format!("{{\"bytes\":\"{}\",\"p\":\"abcd\"}}", base64_of(line.as_bytes()));
+                frame(
+                    &[(":message-type", "event"), (":event-type", "chunk"), (":content-type", "application/json")],
+                    &payload,
+                )
+            })
+            .collect();
+        let (binary, _) = replay_lines(&framed, &ReplayOptions::new());
+        assert_eq!(binary, expected, "as frames: {}", path.display());
+        compared += 1;
+    }
+    assert!(compared >= 5, "{compared} fixtures");
+}
+
+#[test]
+fn a_chunk_that_is_not_base64_or_not_an_event_is_reported_kept() {
+    let input = format!(
+        "{}\n{}\n",
+        r#"{"chunk":{"bytes":"not base64!"}}"#,
+        format_args!(r#"{{"chunk":{{"bytes":"{}"}}}}"#, base64_of(b"{\"outputText\":\"Titan says hi\"}"))
+    );
+    let out = clean_replay(input.as_bytes(), "bedrock", "records");
+    let details: Vec<&str> =
+        out.iter().filter(|l| l["type"] == "anomaly").map(|l| l["detail"].as_str().unwrap()).collect();
+    assert_eq!(details.len(), 2, "{out:?}");
+    assert!(details[0].contains("not base64") && details[0].contains("not base64!"), "{details:?}");
+    assert!(details[1].contains("Titan says hi"), "another model's event is kept: {details:?}");
+}
