@@ -55,9 +55,8 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::anthropic::AnthropicAdapter;
-use super::base64;
 use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, Fields, Key};
-use super::support::{one, report};
+use super::support::{base64_decode, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -486,7 +485,7 @@ impl BedrockAdapter {
     /// model's events are reported, kept whole, as Anthropic's adapter
     /// reports what it does not know.
     fn chunk(&mut self, chunk: &Chunk<'_>, text: &str, calls: &mut dyn CallSink) {
-        let Some(bytes) = chunk.bytes.as_deref().and_then(base64::decode) else {
+        let Some(bytes) = chunk.bytes.as_deref().and_then(base64_decode) else {
             let detail = format!("bedrock: a chunk whose bytes are not base64: {text}");
             return report(calls, None, AnomalyKind::UnknownEvent, &detail);
         };

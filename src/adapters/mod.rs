@@ -48,7 +48,6 @@ macro_rules! state_is_self {
     };
 }
 
-mod base64;
 mod borrowed;
 mod support;
 

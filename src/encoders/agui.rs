@@ -28,11 +28,13 @@
 //! client applies as a rename; a call declared again (an upsert) is a
 //! rename too.
 //!
-//! A run ends with `RUN_FINISHED`, with `outcome: {"type": "cancelled"}` when
-//! it was canceled, and the last token gauge as `usage`
-//! (`[{"totalTokens": n}]`). roundup's finishes are never a failure of the
-//! agent (a protocol's errors are anomalies in the records), so `RUN_ERROR`
-//! is not produced.
+//! A run ends as SPEC v3's finish reason says: `completed` is
+//! `RUN_FINISHED` with `outcome: {"type": "success"}`, `canceled` with
+//! `outcome: {"type": "cancelled"}`, `interrupted` (the input ended with the
+//! run open) with no outcome, and `failed` is `RUN_ERROR` (`code:
+//! "failed"`, the thread and run in `metadata.roundup`), which ends the
+//! run's stream: a client reads each run on a connection of its own. Each
+//! carries the last token gauge as `usage` (`[{"totalTokens": n}]`).
 //!
 //! ```
 //! use roundup::encoders::{Framing, Frames, OutputFormat};
@@ -306,14 +308,30 @@ impl Thread {
                 self.round += 1;
             }
             UiEvent::RunEnd { reason, .. } => {
-                let mut finished = json!({"type": "RUN_FINISHED", "threadId": thread, "runId": self.run_id(thread)});
-                if reason == FinishReason::Canceled {
-                    finished["outcome"] = json!({"type": "cancelled"});
+                let mut end = match reason {
+                    // A run that failed is AG-UI's error: it ends the run's
+                    // stream (a client reads each run on a connection of
+                    // its own, and the thread's next run on the next).
+                    FinishReason::Failed => json!({
+                        "type": "RUN_ERROR",
+                        "message": "the run failed (the records' anomalies say why)",
+                        "code": "failed",
+                    }),
+                    _ => json!({"type": "RUN_FINISHED", "threadId": thread, "runId": self.run_id(thread)}),
+                };
+                match reason {
+                    FinishReason::Completed => end["outcome"] = json!({"type": "success"}),
+                    FinishReason::Canceled => end["outcome"] = json!({"type": "cancelled"}),
+                    // Cut short by the end of the input: no outcome says so.
+                    _ => {}
+                }
+                if reason == FinishReason::Failed {
+                    end["metadata"] = json!({"roundup": {"threadId": thread, "runId": self.run_id(thread)}});
                 }
                 if let Some(total) = self.usage {
-                    finished["usage"] = json!([{"totalTokens": total}]);
+                    end["usage"] = json!([{"totalTokens": total}]);
                 }
-                emit(finished);
+                emit(end);
             }
             // Empty fragments, and what later versions add.
             _ => {}

@@ -80,6 +80,9 @@ function byThread(events) {
     if (event.type === "RUN_STARTED" || event.type === "RUN_FINISHED") {
       thread = event.threadId;
       if (event.type === "RUN_STARTED") active.set(event.runId, event.threadId);
+    } else if (event.type === "RUN_ERROR") {
+      // The error event names no thread: roundup puts it in its metadata.
+      thread = event.metadata?.roundup?.threadId;
     } else {
       const id = event.messageId ?? event.toolCallId ?? event.value?.toolCallId ?? "";
       let best = "";
@@ -138,13 +141,16 @@ function record(ok, what, detail) {
   }
 }
 
-/** Runs one thread's events through the client; the rebuilt messages, or
- * the error the client raised. */
+/** Runs one thread's events through the client; the rebuilt messages and
+ * the runs it was told failed (`RUN_ERROR`, which the client takes as the
+ * end of that run: the thread's next run starts anew), or the error the
+ * client raised. */
 async function apply(thread, events) {
   const agent = new Replayed(events, thread);
+  const errored = [];
   try {
-    await agent.runAgent();
-    return { messages: agent.messages };
+    await agent.runAgent({}, { onRunErrorEvent: ({ event }) => errored.push(event.metadata?.roundup?.runId) });
+    return { messages: agent.messages, errored };
   } catch (error) {
     return { error: String(error?.message ?? error) };
   }
@@ -165,9 +171,15 @@ async function checkFile(file) {
   }
   const threads = byThread(events);
   for (const [thread, own] of threads) {
-    const { messages, error } = await apply(thread, own);
+    const { messages, errored, error } = await apply(thread, own);
     if (error) return record(false, `${name} (${thread})`, `the client rejected the stream: ${error}`);
     const session = (l) => (l.session ?? "roundup") === thread;
+    // Every failed run, and no other, reached the client as its error.
+    const failedRuns = records.filter((l) => l.type === "summary" && session(l) && l.finish_reason === "failed")
+      .map((l) => `${thread}/run-${l.run}`);
+    if (JSON.stringify(errored) !== JSON.stringify(failedRuns)) {
+      return record(false, `${name} (${thread})`, `the client saw RUN_ERROR for ${JSON.stringify(errored)}, the failed runs are ${JSON.stringify(failedRuns)}`);
+    }
     const rounds = records.filter((l) => l.type === "round" && session(l));
     const stitches = records.filter((l) => l.type === "stitch" && session(l));
     for (const e of expectations(thread, rounds, stitches)) {
