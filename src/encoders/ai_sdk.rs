@@ -16,7 +16,8 @@
 //!   JSON values. Arguments or a result that are a JSON value (not a JSON
 //!   string) go out as that value, with the producer's own text; anything
 //!   else goes out as a string of the text, so that reading the stream
-//!   back gives the same text. Empty arguments send no `input`.
+//!   back gives the same text. No arguments are the SDK's empty input,
+//!   `{}`.
 //! - **Arguments that change.** A snapshot that extends what was streamed
 //!   goes out as a delta; one that does not restarts the call's input
 //!   (`tool-input-start` again, which the client reads as a reset) and
@@ -112,10 +113,15 @@ const UNNAMED: &str = "roundup";
 
 /// Writes records and UI events as UI message stream chunks, one message
 /// per run of each session.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct AiSdkEncoder {
     /// The open message of each session (none between runs).
+    #[serde(with = "crate::pairs")]
     messages: HashMap<String, Message>,
+    /// A run's summary that came before its message began (a run with
+    /// nothing in it is summed up before its UI events), by session.
+    #[serde(default, skip_serializing_if = "HashMap::is_empty", with = "crate::pairs")]
+    early: HashMap<String, Value>,
 }
 
 /// One run's message: where it is, and the calls that still owe the
@@ -173,13 +179,21 @@ impl Encoder for AiSdkEncoder {
         Reads::Both
     }
 
-    /// The open messages, as `[session, message]` pairs in name order.
+    /// The open messages, as `[session, message]` pairs in name order;
+    /// `null` when none is open.
     fn save(&self) -> Option<Value> {
-        crate::pairs::to_value(&self.messages)
+        if self.messages.is_empty() && self.early.is_empty() {
+            return Some(Value::Null);
+        }
+        serde_json::to_value(self).ok()
     }
 
     fn restore(&mut self, state: Value) -> Result<(), crate::CheckpointError> {
-        self.messages = crate::pairs::from_value(state)?;
+        *self = match state {
+            Value::Null => AiSdkEncoder::default(),
+            state => serde_json::from_value(state)
+                .map_err(|error| crate::CheckpointError::Inconsistent(format!("ai-sdk output state: {error}")))?,
+        };
         Ok(())
     }
 
@@ -198,8 +212,12 @@ impl Encoder for AiSdkEncoder {
             }
             SinkRecord::Summary(summary) => {
                 let name = summary.session.as_deref().unwrap_or(UNNAMED);
-                if let Some(message) = self.messages.get_mut(name) {
-                    message.summary = serde_json::to_value(summary).ok();
+                let value = serde_json::to_value(summary).unwrap_or(Value::Null);
+                match self.messages.get_mut(name) {
+                    Some(message) => message.summary = Some(value),
+                    None => {
+                        self.early.insert(name.to_owned(), value);
+                    }
                 }
             }
             // The UI events carry rounds, stitches and metadata as they
@@ -218,7 +236,8 @@ impl Encoder for AiSdkEncoder {
             }
             let message_id = format!("{name}/run-{run}");
             chunks.emit(json!({"type": "start", "messageId": message_id, "messageMetadata": {"roundup": metadata}}));
-            self.messages.insert(name.to_owned(), Message { run, ..Message::default() });
+            let summary = self.early.remove(name);
+            self.messages.insert(name.to_owned(), Message { run, summary, ..Message::default() });
             return;
         }
         let Some(message) = self.messages.get_mut(name) else { return };
@@ -347,11 +366,10 @@ impl PendingCall {
         if !self.title.is_empty() {
             chunk["title"] = Value::from(self.title.as_str());
         }
-        if self.arguments.is_empty() {
-            chunks.emit(chunk);
-        } else {
-            chunks.emit_with(chunk, "input", &self.arguments);
-        }
+        // No arguments is the SDK's empty input, `{}` (what a tool with no
+        // parameters is called with).
+        let input = if self.arguments.is_empty() { "{}" } else { self.arguments.as_str() };
+        chunks.emit_with(chunk, "input", input);
         self.streamed = self.arguments.len();
         self.available = Some(self.arguments.clone());
     }
