@@ -378,10 +378,10 @@ impl AiSdkAdapter {
     /// waits for nothing: the run's end gives it its placeholder again, so
     /// that reading roundup's stream back gives the same rounds.
     fn result_or_none(&mut self, id: &str, error: &str, chunk: &Chunk<'_>, calls: &mut dyn CallSink) {
-        let placeholder = chunk
-            .provider_metadata
-            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-            .is_some_and(|metadata| metadata.get("roundup").and_then(|r| r.get("placeholder")).is_some_and(Value::is_string));
+        let placeholder =
+            chunk.provider_metadata.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok()).is_some_and(
+                |metadata| metadata.get("roundup").and_then(|r| r.get("placeholder")).is_some_and(Value::is_string),
+            );
         if placeholder {
             self.pending.remove(id);
         } else {

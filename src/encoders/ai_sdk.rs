@@ -513,7 +513,10 @@ impl Message {
                     // starts again.
                     let (title, name) = match renamed {
                         true => (title, name),
-                        false => (if title.is_empty() { call.title.as_str() } else { title }, if name.is_empty() { call.name.as_str() } else { name }),
+                        false => (
+                            if title.is_empty() { call.title.as_str() } else { title },
+                            if name.is_empty() { call.name.as_str() } else { name },
+                        ),
                     };
                     if (title, name) != (call.title.as_str(), call.name.as_str()) {
                         let (title, name) = (title.to_owned(), name.to_owned());
@@ -538,7 +541,8 @@ impl Message {
                 if let Some(call) = self.open_call(id) {
                     // A snapshot that extends what the client streamed is
                     // the rest of it as a delta; any other restarts it.
-                    let extends = !replace || call.arguments.get(..call.streamed).is_some_and(|sent| args.starts_with(sent));
+                    let extends =
+                        !replace || call.arguments.get(..call.streamed).is_some_and(|sent| args.starts_with(sent));
                     if replace {
                         call.arguments.clear();
                     }
@@ -604,7 +608,11 @@ impl Message {
                         call.output(content, success, true, chunks);
                     }
                     None => {
-                        let mut call = PendingCall { wire: id.to_owned(), available: Some(String::new()), ..PendingCall::default() };
+                        let mut call = PendingCall {
+                            wire: id.to_owned(),
+                            available: Some(String::new()),
+                            ..PendingCall::default()
+                        };
                         call.output(content, success, true, chunks);
                     }
                 }
@@ -612,7 +620,9 @@ impl Message {
             UiEvent::TokenUsage { total } => {
                 if self.usage != Some(total) {
                     self.usage = Some(total);
-                    chunks.emit(json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": total}}}));
+                    chunks.emit(
+                        json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": total}}}),
+                    );
                 }
             }
             UiEvent::RoundEnd { .. } => {
