@@ -617,13 +617,9 @@ impl Message {
                     }
                 }
             }
-            UiEvent::TokenUsage { total } => {
-                if self.usage != Some(total) {
-                    self.usage = Some(total);
-                    chunks.emit(
-                        json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": total}}}),
-                    );
-                }
+            UiEvent::TokenUsage { total } if self.usage != Some(total) => {
+                self.usage = Some(total);
+                chunks.emit(json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": total}}}));
             }
             UiEvent::RoundEnd { .. } => {
                 // Every start has its end before the round's: these only
