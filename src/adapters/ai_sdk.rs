@@ -162,6 +162,8 @@ struct Chunk<'a> {
     #[serde(default)]
     preliminary: Option<bool>,
     #[serde(default)]
+    transient: Option<bool>,
+    #[serde(default)]
     dynamic: Option<bool>,
     #[serde(default)]
     provider_executed: Option<bool>,
@@ -192,9 +194,13 @@ impl Adapter for AiSdkAdapter {
         let chunk: Chunk<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
         let kind = chunk.kind.as_ref();
         if self.finished {
-            if matches!(kind, "finish" | "abort") {
+            let transient = kind.starts_with("data-") && chunk.transient == Some(true);
+            if matches!(kind, "finish" | "abort") || transient {
                 // The response already ended its run (an `abort` and then
                 // its `finish`): nothing more to end, and nothing dropped.
+                // A transient data part after it adds to no message
+                // (roundup's own `--emit ai-sdk` sends an anomaly that
+                // follows a run's end so): not a next response either.
                 let detail = format!("ai-sdk: {kind} after the run ended: {text}");
                 report(calls, None, AnomalyKind::AfterFinish, &detail);
                 return Ok(());
@@ -273,7 +279,7 @@ impl AiSdkAdapter {
                 }
                 if kind == "tool-input-error" {
                     let error = chunk.error_text.as_deref().ok_or(Some("errorText"))?;
-                    self.result(id, error, ToolCallStatus::Failed, calls);
+                    self.result_or_none(id, error, chunk, calls);
                 }
             }
             "tool-approval-request" => {
@@ -294,7 +300,7 @@ impl AiSdkAdapter {
             "tool-output-error" => {
                 let id = tool_id(chunk)?;
                 let error = chunk.error_text.as_deref().ok_or(Some("errorText"))?;
-                self.result(id, error, ToolCallStatus::Failed, calls);
+                self.result_or_none(id, error, chunk, calls);
             }
             "tool-output-denied" => {
                 let id = tool_id(chunk)?;
@@ -366,6 +372,23 @@ impl AiSdkAdapter {
         calls.call(None, Call::ToolUpdate { id, content, status });
     }
 
+    /// An error output: the call's failed result, unless it says that the
+    /// call got none (`providerMetadata.roundup.placeholder`, what
+    /// roundup's `--emit ai-sdk` writes for a placeholder). Such a call
+    /// waits for nothing: the run's end gives it its placeholder again, so
+    /// that reading roundup's stream back gives the same rounds.
+    fn result_or_none(&mut self, id: &str, error: &str, chunk: &Chunk<'_>, calls: &mut dyn CallSink) {
+        let placeholder =
+            chunk.provider_metadata.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok()).is_some_and(
+                |metadata| metadata.get("roundup").and_then(|r| r.get("placeholder")).is_some_and(Value::is_string),
+            );
+        if placeholder {
+            self.pending.remove(id);
+        } else {
+            self.result(id, error, ToolCallStatus::Failed, calls);
+        }
+    }
+
     /// `messageMetadata` (of `start`, `message-metadata` or `finish`):
     /// merged into the response's, as `useChat` merges it; a `usage` in it
     /// is the token gauge.
@@ -420,6 +443,9 @@ impl AiSdkAdapter {
         let reason = match native {
             None | Some("stop" | "length" | "tool-calls" | "other") => FinishReason::Completed,
             Some("content-filter" | "error") => FinishReason::Failed,
+            // The SDK's reason for a provider stream that ended without a
+            // completion signal.
+            Some("interrupted") => FinishReason::Interrupted,
             Some(other) => {
                 report(calls, None, AnomalyKind::UnknownStatus, &format!("ai-sdk: finish reason {other}"));
                 FinishReason::Completed

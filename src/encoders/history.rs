@@ -114,10 +114,17 @@ impl RunHistory {
 /// ""             -> "tool"
 /// ```
 pub(crate) fn tool_name(call: &ToolCall) -> String {
-    let source = if call.name.is_empty() { &call.title } else { &call.name };
+    valid_tool_name(&call.name, &call.title)
+}
+
+/// [`tool_name`] of a call's `name` and `title`: what every output that
+/// names a tool for an API or an SDK's typed tool set takes (the AI SDK's
+/// tool parts too).
+pub(crate) fn valid_tool_name(name: &str, title: &str) -> String {
+    let source = if name.is_empty() { title } else { name };
     let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     if !source.is_empty() && source.len() <= 64 && source.chars().all(valid) {
-        return source.clone();
+        return source.to_owned();
     }
     let mut name = String::with_capacity(source.len().min(64));
     let mut replaced = false;

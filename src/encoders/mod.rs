@@ -24,6 +24,7 @@ use crate::sink::SinkRecord;
 use crate::ui::UiEvent;
 
 pub mod agui;
+pub mod ai_sdk;
 pub mod anthropic;
 pub mod deepwork;
 pub mod openai_chat;
@@ -41,6 +42,7 @@ pub static REGISTRY: &[&OutputFormat] = &[
     &ui::FORMAT,
     &deepwork::FORMAT,
     &agui::FORMAT,
+    &ai_sdk::FORMAT,
     &openai_chat::FORMAT,
     &openai_responses::FORMAT,
     &anthropic::FORMAT,
@@ -90,11 +92,12 @@ pub trait Encoder: Send + fmt::Debug {
     fn reads(&self) -> Reads;
 
     /// A record for persistence (a run's summary included, at its
-    /// finish), for an encoder that reads [`Reads::Records`].
+    /// finish), for an encoder that reads [`Reads::Records`] or
+    /// [`Reads::Both`].
     fn record(&mut self, _record: SinkRecord<'_>, _out: &mut Frames) {}
 
     /// A live UI event of `session` at clock reading `at_ms`, for an encoder
-    /// that reads [`Reads::UiEvents`].
+    /// that reads [`Reads::UiEvents`] or [`Reads::Both`].
     fn ui_event(&mut self, _session: Option<&str>, _event: &UiEvent<'_>, _at_ms: u64, _out: &mut Frames) {}
 
     /// What the encoder keeps between values, for a session's checkpoint
@@ -134,6 +137,22 @@ pub enum Reads {
     Records,
     /// Live UI events.
     UiEvents,
+    /// Both, in the order they happen (SPEC rule 11: a closed round before
+    /// the UI events of the same call): for a live protocol that also
+    /// carries what only records say (anomalies, a run's summary).
+    Both,
+}
+
+impl Reads {
+    /// Whether an encoder that reads so gets the records.
+    pub fn records(self) -> bool {
+        matches!(self, Reads::Records | Reads::Both)
+    }
+
+    /// Whether an encoder that reads so gets the live UI events.
+    pub fn ui_events(self) -> bool {
+        matches!(self, Reads::UiEvents | Reads::Both)
+    }
 }
 
 /// How the values of an output are separated.
@@ -191,6 +210,13 @@ impl Frames {
             return;
         }
         self.bytes.extend_from_slice(if self.framing == Framing::Sse { b"\n\n" } else { b"\n" });
+    }
+
+    /// How the values are framed: a format whose stream has an end marker
+    /// of its own outside JSON (`[DONE]` after an SSE response) writes it
+    /// only where the framing carries it.
+    pub fn framing(&self) -> Framing {
+        self.framing
     }
 
     /// The framed bytes not yet taken.

@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 
 use crate::adapters::CallSink;
 use crate::call::Call;
-use crate::encoders::{Encoder, Frames, Framing, OutputFormat, Reads};
+use crate::encoders::{Encoder, Frames, Framing, OutputFormat};
 use crate::machine::{Checkpoint, CheckpointError, MachineOptions, RoundMachine};
 use crate::model::{AnomalyKind, FinishReason};
 use crate::output::{Output, Outputs};
@@ -59,7 +59,7 @@ impl MakeSession<ReplaySession> for MakeReplaySession {
 impl ReplaySession {
     fn new(name: Option<&str>, formats: Formats) -> Self {
         let encoders: SmallVec<[Box<dyn Encoder>; 1]> = formats.iter().map(|format| format.encoder()).collect();
-        let ui_events = encoders.iter().any(|encoder| encoder.reads() == Reads::UiEvents);
+        let ui_events = encoders.iter().any(|encoder| encoder.reads().ui_events());
         let mut options = MachineOptions::default().retain_rounds(false).ui_events(ui_events);
         options.session = name.map(str::to_owned);
         ReplaySession { machine: RoundMachine::new(options), encoders, formats }
@@ -74,9 +74,10 @@ impl ReplaySession {
                 values.push(OutputLine::from(record));
             }
             for (encoder, out) in self.encoders.iter_mut().zip(frames.iter_mut()) {
-                match (output, encoder.reads()) {
-                    (Output::Record(record), Reads::Records) => encoder.record(record, out),
-                    (Output::Ui(event), Reads::UiEvents) => encoder.ui_event(session, &event, *now_ms, out),
+                let reads = encoder.reads();
+                match output {
+                    Output::Record(record) if reads.records() => encoder.record(record, out),
+                    Output::Ui(event) if reads.ui_events() => encoder.ui_event(session, &event, *now_ms, out),
                     _ => {}
                 }
             }
@@ -239,6 +240,7 @@ impl CallSink for Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoders::Reads;
     use crate::router::MemoryStore;
     use crate::ui::UiEvent;
 

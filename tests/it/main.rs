@@ -5,6 +5,7 @@
 mod acp;
 mod agui;
 mod ai_sdk;
+mod ai_sdk_out;
 mod bedrock;
 mod builder;
 mod builds;
