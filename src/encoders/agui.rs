@@ -16,17 +16,22 @@
 //! client rebuilds is then exactly the round. A call without a result gets
 //! `TOOL_CALL_RESULT` with the content `no result: {reason}` and metadata
 //! `{"roundup": {"placeholder": reason}}`; a failed result is marked
-//! `{"roundup": {"success": false}}`. A late result (a stitch) is a second
-//! `TOOL_CALL_RESULT` for the call, in the run that received it, with
-//! `{"roundup": {"stitched": true}}`. Live tool output, which AG-UI has no
+//! `{"roundup": {"success": false}}`. A call the next text cut off
+//! (`superseded`) may still get its result late, in the same run: its
+//! `TOOL_CALL_RESULT` waits for it, and is the late result (marked
+//! `{"roundup": {"stitched": true}}`) when it comes, the placeholder when
+//! the run ends without it, so the client holds one result a call. Live tool output, which AG-UI has no
 //! event for, goes out as `CUSTOM` events (`roundup.tool_call_output`).
 //! A call's `toolCallName` is the tool's machine name when the source gave
-//! one (`Bash`, `get_weather`), else its title; a title change goes out as
-//! a `CUSTOM` event (`roundup.tool_call_title`) when it happens, and, for a
-//! call named by its title, as a second `TOOL_CALL_START` (and
-//! `TOOL_CALL_END`) with the final name after the call's end, which the
-//! client applies as a rename; a call declared again (an upsert) is a
-//! rename too.
+//! one (`Bash`, `get_weather`), else its title. AG-UI has no rename (a
+//! second `TOOL_CALL_START` is applied with a warning), so a call starts
+//! once, with a name that is final: live, as soon as it has a machine name
+//! (at its declaration, for most sources); named by its title (which
+//! describes the call as it goes: `Terminal`, then `ls -la`) when its round
+//! closes. A title change goes out as a `CUSTOM` event
+//! (`roundup.tool_call_title`) when it happens; a machine name that changes
+//! after the call started (rare) keeps the started one in the client and
+//! goes out as `CUSTOM` `roundup.tool_call_renamed` (`from`, `name`).
 //!
 //! A run ends as SPEC v3's finish reason says: `completed` is
 //! `RUN_FINISHED` with `outcome: {"type": "success"}`, `canceled` with
@@ -92,15 +97,23 @@ struct Thread {
     round: u64,
     calls: Vec<HeldCall>,
     usage: Option<u64>,
+    /// The results of calls the next text cut off (`superseded`), by round
+    /// and id, held until their late result comes or the run ends: the
+    /// client then holds one result a call, never the placeholder and the
+    /// late result both. (A late result comes in the run of its call.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    waiting: Vec<(u64, String, Value)>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 struct HeldCall {
     id: String,
-    /// The `toolCallName` it was started with: a call renamed (a call
-    /// without a machine name is named by its title, and ACP titles
-    /// describe the call as it goes) is started again with its final name
-    /// when it ends, which the client applies as an update.
+    /// The `toolCallName` it was started with, empty while it is held: a
+    /// call starts when it has a machine name (at once, for most sources),
+    /// else when its round closes, named by its title, final by then (ACP
+    /// titles describe a call as it goes). AG-UI has no rename, so a call
+    /// whose machine name changes after its start keeps this one in the
+    /// client, and the final name goes out as a `CUSTOM` event.
     started_as: String,
     /// The tool's machine name, when the source gave one: then the
     /// `toolCallName`, which a title change does not touch.
@@ -156,6 +169,24 @@ impl HeldCall {
 }
 
 impl Thread {
+    /// Starts a held call that has a machine name now (`TOOL_CALL_START`,
+    /// live); one named only by its title waits for its round to close.
+    fn start_if_named(&mut self, thread: &str, id: &str, emit: &mut dyn FnMut(Value)) {
+        let message_id = self.message_id(thread);
+        let tool_call_id = self.call_id(thread, id);
+        let Some(call) = self.held(id) else { return };
+        if !call.started_as.is_empty() || call.name.is_empty() {
+            return;
+        }
+        call.started_as.clone_from(&call.name);
+        emit(json!({
+            "type": "TOOL_CALL_START",
+            "toolCallId": tool_call_id,
+            "toolCallName": call.started_as,
+            "parentMessageId": message_id,
+        }));
+    }
+
     fn run_id(&self, thread: &str) -> String {
         format!("{thread}/run-{}", self.run)
     }
@@ -198,7 +229,7 @@ impl Thread {
                 emit(json!({"type": "REASONING_END", "messageId": id}));
             }
             UiEvent::ToolCallStart { id, title, name } if self.held(id).is_some() => {
-                // Declared again (an upsert): a rename, as above.
+                // Declared again (an upsert): it may now have its name.
                 if let Some(call) = self.held(id) {
                     call.title.clear();
                     call.title.push_str(title);
@@ -206,24 +237,18 @@ impl Thread {
                         call.name = name.to_owned();
                     }
                 }
+                self.start_if_named(thread, id, emit);
             }
             UiEvent::ToolCallStart { id, title, name } => {
-                let call = HeldCall {
+                self.calls.push(HeldCall {
                     id: id.to_owned(),
                     started_as: String::new(),
                     name: name.to_owned(),
                     title: title.to_owned(),
                     arguments: String::new(),
                     result: None,
-                };
-                let started_as = call.tool_name().to_owned();
-                emit(json!({
-                    "type": "TOOL_CALL_START",
-                    "toolCallId": self.call_id(thread, id),
-                    "toolCallName": started_as,
-                    "parentMessageId": self.message_id(thread),
-                }));
-                self.calls.push(HeldCall { started_as, ..call });
+                });
+                self.start_if_named(thread, id, emit);
             }
             UiEvent::ToolCallTitle { id, title, name } => {
                 if let Some(call) = self.held(id) {
@@ -237,6 +262,7 @@ impl Thread {
                     "name": "roundup.tool_call_title",
                     "value": {"toolCallId": self.call_id(thread, id), "title": title},
                 }));
+                self.start_if_named(thread, id, emit);
             }
             UiEvent::ToolCallArgs { id, args, replace } => {
                 if let Some(call) = self.held(id) {
@@ -272,9 +298,20 @@ impl Thread {
             }
             UiEvent::ToolCallStitched { id, run, round, content, success } => {
                 let call = format!("{thread}/run-{run}/round-{round}/{id}");
+                let waited = self.waiting.iter().position(|(r, i, _)| run == self.run && *r == round && i == id);
+                // The call's one result, where its placeholder waited; a
+                // result for a call not waiting (no such round in this
+                // run) is a result of its own.
+                let message_id = match waited {
+                    Some(at) => {
+                        self.waiting.remove(at);
+                        format!("{call}/result")
+                    }
+                    None => format!("{call}/stitched-{}", self.run),
+                };
                 emit(json!({
                     "type": "TOOL_CALL_RESULT",
-                    "messageId": format!("{call}/stitched-{}", self.run),
+                    "messageId": message_id,
                     "toolCallId": call,
                     "role": "tool",
                     "content": content,
@@ -285,29 +322,44 @@ impl Thread {
             UiEvent::RoundEnd { .. } => {
                 for call in std::mem::take(&mut self.calls) {
                     let tool_call_id = self.call_id(thread, &call.id);
-                    if !call.arguments.is_empty() {
-                        emit(json!({"type": "TOOL_CALL_ARGS", "toolCallId": tool_call_id, "delta": call.arguments}));
-                    }
-                    emit(json!({"type": "TOOL_CALL_END", "toolCallId": tool_call_id}));
-                    if call.tool_name() != call.started_as {
+                    if call.started_as.is_empty() {
+                        // Named by its title, final now.
                         emit(json!({
                             "type": "TOOL_CALL_START",
                             "toolCallId": tool_call_id,
                             "toolCallName": call.tool_name(),
                             "parentMessageId": self.message_id(thread),
                         }));
-                        emit(json!({"type": "TOOL_CALL_END", "toolCallId": tool_call_id}));
+                    } else if call.tool_name() != call.started_as {
+                        emit(json!({
+                            "type": "CUSTOM",
+                            "name": "roundup.tool_call_renamed",
+                            "value": {"toolCallId": tool_call_id, "from": call.started_as, "name": call.tool_name()},
+                        }));
                     }
+                    if !call.arguments.is_empty() {
+                        emit(json!({"type": "TOOL_CALL_ARGS", "toolCallId": tool_call_id, "delta": call.arguments}));
+                    }
+                    emit(json!({"type": "TOOL_CALL_END", "toolCallId": tool_call_id}));
                     let mut result = call.result.unwrap_or_else(|| json!({"content": "no result"}));
                     result["type"] = "TOOL_CALL_RESULT".into();
                     result["messageId"] = format!("{tool_call_id}/result").into();
                     result["toolCallId"] = tool_call_id.into();
                     result["role"] = "tool".into();
-                    emit(result);
+                    if result["metadata"]["roundup"]["placeholder"] == "superseded" {
+                        // Its late result may yet come, in this run.
+                        self.waiting.push((self.round, call.id, result));
+                    } else {
+                        emit(result);
+                    }
                 }
                 self.round += 1;
             }
             UiEvent::RunEnd { reason, .. } => {
+                // No late result came for these: their placeholders stand.
+                for (_, _, result) in std::mem::take(&mut self.waiting) {
+                    emit(result);
+                }
                 let mut end = match reason {
                     // A run that failed is AG-UI's error: it ends the run's
                     // stream (a client reads each run on a connection of

@@ -22,11 +22,14 @@ import { from } from "rxjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-// A call renamed while it ran is started again with its final name, which
-// the client applies with a warning: expected, not news.
+// The client warns where it repairs a stream (a tool call started twice, a
+// message it does not know): a stream it has to warn about is not clean, so
+// each warning while a stream is applied is a failure of that input.
 const warn = console.warn;
+let warnings = [];
 console.warn = (...args) => {
-  if (!String(args[0]).startsWith("TOOL_CALL_START: tool call")) warn(...args);
+  warnings.push(args.map(String).join(" "));
+  warn(...args);
 };
 const bin = process.env.ROUNDUP_BIN ?? join(root, "target", "debug", "roundup");
 
@@ -97,8 +100,10 @@ function byThread(events) {
 }
 
 /** What the client must have rebuilt from `rounds` (of one thread). */
-function expectations(thread, rounds, stitches) {
+function expectations(thread, rounds, stitches, renamed = new Map()) {
   const out = [];
+  // A late result is its call's one result (the placeholder waited for it).
+  const late = new Map(stitches.map((s) => [`${thread}/run-${s.run}/round-${s.round}/${s.id}`, s.result.content ?? ""]));
   for (const round of rounds) {
     const id = `${thread}/run-${round.run}/round-${round.index}`;
     if (round.message !== "") out.push({ what: `message ${id}`, id, field: "content", want: round.message });
@@ -106,20 +111,24 @@ function expectations(thread, rounds, stitches) {
     for (const call of round.tool_calls) {
       const callId = `${id}/${call.id}`;
       out.push({ what: `arguments of ${callId}`, call: callId, field: "arguments", want: call.arguments });
-      // The tool's machine name when the source gave one, else its title.
-      out.push({ what: `name of ${callId}`, call: callId, field: "name", want: call.name || call.title });
-      const result = call.result.status === "placeholder" ? `no result: ${call.result.reason}` : (call.result.content ?? "");
+      // The tool's machine name when the source gave one, else its title;
+      // a machine name changed after the call started is the started one
+      // in the client, and the final one in a roundup.tool_call_renamed.
+      const name = call.name || call.title;
+      const rename = renamed.get(callId);
+      if (rename) out.push({ what: `final name of ${callId}`, value: rename.name, want: name });
+      out.push({ what: `name of ${callId}`, call: callId, field: "name", want: rename ? rename.from : name });
+      const own = call.result.status === "placeholder" ? `no result: ${call.result.reason}` : (call.result.content ?? "");
+      const result = late.has(callId) ? late.get(callId) : own;
       out.push({ what: `result of ${callId}`, result: callId, nth: 0, want: result });
+      out.push({ what: `one tool message for ${callId}`, results: callId, want: 1 });
     }
-  }
-  for (const stitch of stitches) {
-    const callId = `${thread}/run-${stitch.run}/round-${stitch.round}/${stitch.id}`;
-    out.push({ what: `stitched result of ${callId}`, result: callId, nth: 1, want: stitch.result.content ?? "" });
   }
   return out;
 }
 
 function found(messages, e) {
+  if (e.value !== undefined) return e.value;
   if (e.id !== undefined) return messages.find((m) => m.id === e.id)?.content;
   if (e.call !== undefined) {
     for (const m of messages) {
@@ -128,6 +137,7 @@ function found(messages, e) {
     }
     return undefined;
   }
+  if (e.results !== undefined) return messages.filter((m) => m.role === "tool" && m.toolCallId === e.results).length;
   return messages.filter((m) => m.role === "tool" && m.toolCallId === e.result)[e.nth]?.content;
 }
 
@@ -148,8 +158,10 @@ function record(ok, what, detail) {
 async function apply(thread, events) {
   const agent = new Replayed(events, thread);
   const errored = [];
+  warnings = [];
   try {
     await agent.runAgent({}, { onRunErrorEvent: ({ event }) => errored.push(event.metadata?.roundup?.runId) });
+    if (warnings.length > 0) return { error: `the client warned: ${warnings.join("; ")}` };
     return { messages: agent.messages, errored };
   } catch (error) {
     return { error: String(error?.message ?? error) };
@@ -182,7 +194,8 @@ async function checkFile(file) {
     }
     const rounds = records.filter((l) => l.type === "round" && session(l));
     const stitches = records.filter((l) => l.type === "stitch" && session(l));
-    for (const e of expectations(thread, rounds, stitches)) {
+    const renamed = new Map(own.filter((e) => e.type === "CUSTOM" && e.name === "roundup.tool_call_renamed").map((e) => [e.value.toolCallId, e.value]));
+    for (const e of expectations(thread, rounds, stitches, renamed)) {
       const got = found(messages, e);
       if (got !== e.want) return record(false, `${name} (${thread}) ${e.what}`, `client has ${JSON.stringify(got)}, round has ${JSON.stringify(e.want)}`);
     }
