@@ -61,32 +61,44 @@ fn a_canceled_run_pairs_every_call_and_says_so() {
     assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED", "nothing after the run's end");
 }
 
-/// A late result reaches the client as a second result for the call, in the
-/// run that received it, marked as stitched; a failure is marked too.
+/// A call the next text cut off waits for its late result: the client gets
+/// one result for it, the late one (marked stitched, and failed when it
+/// failed), in the run that received it; a call whose late result never
+/// comes gets its placeholder when the run ends.
 #[test]
-fn a_late_result_is_a_second_result_marked_stitched() {
+fn a_late_result_is_the_call_s_one_result_marked_stitched() {
     let events = agui(concat!(
         r#"{"op":"tool_call","id":"a","title":"x"}"#,
+        "\n",
+        r#"{"op":"tool_call","id":"b","title":"y"}"#,
         "\n",
         r#"{"op":"message","text":"moving on"}"#,
         "\n",
         r#"{"op":"tool_update","id":"a","content":"late","status":"failed"}"#,
         "\n",
     ));
-    let results = of(&events, "TOOL_CALL_RESULT");
-    assert_eq!(results.len(), 2);
-    assert_eq!(results[0]["content"], "no result: superseded");
-    assert_eq!(results[1]["content"], "late");
-    assert_eq!(results[1]["metadata"], json!({"roundup": {"stitched": true, "success": false}}));
+    let results: Vec<(&Value, &Value)> =
+        of(&events, "TOOL_CALL_RESULT").iter().map(|e| (&e["toolCallId"], &e["content"])).collect();
+    assert_eq!(
+        results,
+        [
+            (&json!("roundup/run-0/round-0/a"), &json!("late")),
+            (&json!("roundup/run-0/round-0/b"), &json!("no result: superseded")),
+        ]
+    );
+    let late = of(&events, "TOOL_CALL_RESULT")[0];
+    assert_eq!(late["metadata"], json!({"roundup": {"stitched": true, "success": false}}));
+    assert_eq!(late["messageId"], "roundup/run-0/round-0/a/result", "where the placeholder would have been");
     let finished = events.iter().position(|e| e["type"] == "RUN_FINISHED").unwrap();
     let stitched = events.iter().position(|e| e["content"] == "late").unwrap();
     assert!(stitched < finished);
 }
 
 /// A call with a machine name is that tool to an AG-UI client: its
-/// `toolCallName` is the name, and a title that changes as the call goes
-/// (ACP's `Terminal` → `ls -la`) renames nothing; a call without one is
-/// named by its title, and renamed at its end when the title changed.
+/// `toolCallName` is the name, from its declaration, and a title that
+/// changes as the call goes (ACP's `Terminal` → `ls -la`) renames nothing;
+/// a call without one is started once, when its round closes, named by its
+/// final title (AG-UI has no rename: a second start is a client warning).
 #[test]
 fn a_call_is_named_by_its_name_and_else_by_its_title() {
     let events = agui(concat!(
@@ -107,12 +119,28 @@ fn a_call_is_named_by_its_name_and_else_by_its_title() {
         of(&events, "TOOL_CALL_START").iter().map(|e| (&e["toolCallId"], &e["toolCallName"])).collect();
     assert_eq!(
         starts,
-        [
-            (&json!("roundup/run-0/round-0/t1"), &json!("Bash")),
-            (&json!("roundup/run-0/round-0/t2"), &json!("Terminal")),
-            (&json!("roundup/run-0/round-0/t2"), &json!("pwd")),
-        ]
+        [(&json!("roundup/run-0/round-0/t1"), &json!("Bash")), (&json!("roundup/run-0/round-0/t2"), &json!("pwd")),]
     );
+    let t1 = events.iter().position(|e| e["toolCallId"] == "roundup/run-0/round-0/t1").unwrap();
+    assert!(t1 < 3, "the named call starts at its declaration: {events:?}");
+    let t2_title = events.iter().position(|e| e["value"]["toolCallId"] == "roundup/run-0/round-0/t2").unwrap();
+    let t2_start = events.iter().position(|e| e["toolCallId"] == "roundup/run-0/round-0/t2").unwrap();
+    assert!(t2_title < t2_start, "the other's title change is live, its start at the round's close: {events:?}");
+
+    // A machine name changed after the start stays the started one in the
+    // client; the final name goes out with the call's end.
+    let renamed = agui(concat!(
+        r#"{"op":"tool_call","id":"g","title":"grep","name":"Grep"}"#,
+        "\n",
+        r#"{"op":"tool_call","id":"g","title":"","name":"Search"}"#,
+        "\n",
+        r#"{"op":"tool_update","id":"g","content":"G","status":"completed"}"#,
+        "\n",
+    ));
+    assert_eq!(of(&renamed, "TOOL_CALL_START").len(), 1);
+    let custom: Vec<&Value> = renamed.iter().filter(|e| e["name"] == "roundup.tool_call_renamed").collect();
+    assert_eq!(custom.len(), 1, "{renamed:?}");
+    assert_eq!(custom[0]["value"], json!({"toolCallId": "roundup/run-0/round-0/g", "from": "Grep", "name": "Search"}));
 }
 
 /// A source that never says what time it is leaves the replay's clock at
