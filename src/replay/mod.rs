@@ -17,6 +17,7 @@ use crate::encoders::{Framing, OutputFormat};
 mod checkpoint;
 mod eventstream;
 mod framing;
+mod json_array;
 mod line_framer;
 mod replayer;
 mod sessions;
