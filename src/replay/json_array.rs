@@ -476,11 +476,25 @@ impl Detect {
                 Seen::Closed if is_space(byte) => {}
                 Seen::Closed => return Detected::Lines,
             }
+            // Past the limit at this byte, wherever the pieces were cut.
+            if self.at > limit {
+                return self.at_the_end();
+            }
         }
-        match self.seen {
-            Seen::Nothing if ended || head.len() > limit => Detected::Lines,
-            Seen::FirstLine | Seen::Closed if ended || head.len() > limit => Detected::Array,
-            _ => Detected::Undecided,
+        if ended {
+            self.at_the_end()
+        } else {
+            Detected::Undecided
+        }
+    }
+
+    /// The answer when no more is read: whitespace only is lines, an
+    /// array not yet followed by anything is an array body.
+    fn at_the_end(&self) -> Detected {
+        if self.seen == Seen::Nothing {
+            Detected::Lines
+        } else {
+            Detected::Array
         }
     }
 }
@@ -645,5 +659,14 @@ mod tests {
         let first_lines = answers.iter().position(|a| *a == Detected::Lines);
         assert_eq!(first_lines, Some(head.len() - 2), "decided at the `{{` of line 2: {answers:?}");
         assert!(answers[..head.len() - 2].iter().all(|a| *a == Detected::Undecided), "{answers:?}");
+        // The limit decides at the same byte, however the head grew.
+        for limit in 0..head.len() + 2 {
+            let whole = Detect::default().read(head, true, limit);
+            let mut detect = Detect::default();
+            let by_byte = (1..=head.len())
+                .map(|n| detect.read(&head[..n], n == head.len(), limit))
+                .find(|a| *a != Detected::Undecided);
+            assert_eq!(by_byte, Some(whole), "limit {limit}");
+        }
     }
 }
