@@ -281,10 +281,7 @@ impl JsonArray {
                 }
                 // Strings are most of an event's bytes: jump to what ends
                 // or escapes them.
-                let Some(offset) = memchr::memchr3(b'"', b'\\', b'\n', &bytes[at..]) else {
-                    return None;
-                };
-                at += offset;
+                at += memchr::memchr3(b'"', b'\\', b'\n', &bytes[at..])?;
                 match bytes[at] {
                     b'"' => self.in_string = false,
                     b'\\' => self.escaped = true,
