@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::eventstream::EventStream;
+use super::json_array::JsonArray;
 use crate::adapters::InputFormat;
 use crate::machine::{Checkpoint, CheckpointError};
 
@@ -57,6 +58,10 @@ pub struct ReplayCheckpoint {
     /// event stream (absent from checkpoints of text inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) eventstream: Option<EventStream>,
+    /// The JSON array framing's state, once the input was found to be one
+    /// (absent from checkpoints of other inputs, and of older builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) json_array: Option<JsonArray>,
     pub(crate) lines: u64,
     pub(crate) bad_lines: u64,
     pub(crate) bytes: u64,
@@ -83,6 +88,7 @@ impl ReplayCheckpoint {
             event_line: 0,
             event_oversized: None,
             eventstream: None,
+            json_array: None,
             lines: 0,
             bad_lines: 0,
             bytes: 0,

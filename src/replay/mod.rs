@@ -3,7 +3,9 @@
 //!
 //! This is what `roundup replay` runs, and what the conformance tests run
 //! through the library. Lines are framed (raw JSON lines, or SSE `data:`
-//! events; or binary AWS event-stream frames, told by their first bytes), translated by the input format's [`Adapter`], applied to the
+//! events; or, told by their first bytes, binary AWS event-stream frames
+//! or the elements of one JSON array), translated by the input format's
+//! [`Adapter`], applied to the
 //! builder of their session, and what the builders deliver is written by
 //! the output format's [`Encoder`](crate::encoders::Encoder).
 
@@ -17,6 +19,7 @@ use crate::encoders::{Framing, OutputFormat};
 mod checkpoint;
 mod eventstream;
 mod framing;
+mod json_array;
 mod line_framer;
 mod records;
 mod replayer;
@@ -187,7 +190,8 @@ pub struct ReplayStats {
     pub bytes: u64,
     /// Sessions seen (the session-less one included).
     pub sessions: usize,
-    /// Payloads read: non-blank lines, or SSE events.
+    /// Payloads read: non-blank lines, SSE events, or a JSON array body's
+    /// elements (and its faults of structure, each reported).
     pub payloads: u64,
     /// The input format read: the one asked for, or the one detected.
     pub format: Option<&'static InputFormat>,

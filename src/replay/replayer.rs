@@ -20,6 +20,7 @@ use crate::wire::OutputLine;
 
 use super::checkpoint::ReplayCheckpoint;
 use super::eventstream::{self, EventStream, Frame, Sniffed};
+use super::json_array::{Detect, Detected, JsonArray, Piece};
 use super::line_framer::{LineFramer, Payload};
 use super::sessions::Sessions;
 use super::{ReplayError, ReplayObserver, ReplayOptions, ReplayStats};
@@ -74,12 +75,20 @@ pub struct Replayer {
     /// The SSE event not yet complete.
     framer: LineFramer,
     max_line_bytes: usize,
-    /// The first bytes have yet to say whether the input is text or an AWS
-    /// event stream (held in `partial` meanwhile): for a detected format,
-    /// and for the one format that event streams carry.
+    /// The first bytes have yet to decide the framing (they are held in
+    /// `partial` meanwhile): an AWS event stream, a JSON array body, or
+    /// lines.
     sniffing: bool,
+    /// The input may be an AWS event stream: for a detected format, and
+    /// for the one format that event streams carry.
+    event_streams: bool,
+    /// How far the first bytes were read for a JSON array body (not in a
+    /// checkpoint: a restored replay reads the held head again).
+    detect: Detect,
     /// The input is an AWS event stream: its frames' decoder.
     frames: Option<EventStream>,
+    /// The input is a JSON array body: its splitter.
+    array: Option<JsonArray>,
     stats: ReplayStats,
 }
 
@@ -117,23 +126,49 @@ impl Replayer {
             skipping: None,
             framer: LineFramer::new().max_bytes(options.max_line_bytes),
             max_line_bytes: options.max_line_bytes,
-            sniffing: options.from.is_none_or(|from| from == &bedrock::FORMAT),
+            sniffing: true,
+            event_streams: options.from.is_none_or(|from| from == &bedrock::FORMAT),
+            detect: Detect::default(),
             frames: None,
+            array: None,
             stats: ReplayStats { format: options.from, ..ReplayStats::default() },
         })
     }
 
     /// Reads a piece of input: whole lines are read at once, where they
     /// lie; a line cut at the end of the piece waits for the next. An input
-    /// that begins with an AWS event-stream prelude is read as frames.
+    /// that begins with an AWS event-stream prelude is read as frames, one
+    /// that begins with `[` as a JSON array body, element by element.
     pub fn feed(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
         self.stats.bytes += bytes.len() as u64;
-        if self.sniffing {
+        if self.sniffing && !self.sniff(bytes, false, observer) {
+            return;
+        }
+        if self.array.is_some() {
+            return self.read_array(bytes, observer);
+        }
+        if self.frames.is_some() {
+            return self.read_frames(bytes, observer);
+        }
+        self.lines(bytes, observer);
+    }
+
+    /// Decides the framing from the first bytes, `bytes` the piece just
+    /// read (`ended`: the input ended). Once decided, what was held is read
+    /// in that framing; `true` when `bytes` are left for the caller to
+    /// read, `false` when they were held or read here.
+    ///
+    /// Run once per input in the common case (a first byte that decides
+    /// at once, read where it lies), never per line.
+    fn sniff(&mut self, bytes: &[u8], ended: bool, observer: &mut dyn ReplayObserver) -> bool {
+        if self.event_streams {
             let head: SmallVec<[u8; eventstream::PRELUDE]> =
                 self.partial.iter().chain(bytes).take(eventstream::PRELUDE).copied().collect();
             match eventstream::sniff(&head) {
-                Sniffed::Undecided => return self.partial.extend_from_slice(bytes),
-                Sniffed::Text => self.text_decided(observer),
+                Sniffed::Undecided if !ended => {
+                    self.partial.extend_from_slice(bytes);
+                    return false;
+                }
                 Sniffed::EventStream => {
                     self.sniffing = false;
                     self.frames = Some(EventStream::default());
@@ -143,20 +178,56 @@ impl Replayer {
                     }
                     let head = std::mem::take(&mut self.partial);
                     self.read_frames(&head, observer);
+                    return true;
                 }
+                _ => {}
             }
         }
-        if self.frames.is_some() {
-            return self.read_frames(bytes, observer);
+        // The head read where it lies when nothing is held before it.
+        let held = !self.partial.is_empty();
+        if held {
+            self.partial.extend_from_slice(bytes);
         }
-        self.lines(bytes, observer);
-    }
-
-    /// The first bytes are text: what was held for them is read as lines.
-    fn text_decided(&mut self, observer: &mut dyn ReplayObserver) {
+        let head = if held { &self.partial[..] } else { bytes };
+        let detected = self.detect.read(head, ended, self.max_line_bytes);
+        if detected == Detected::Undecided {
+            if !held {
+                self.partial.extend_from_slice(bytes);
+            }
+            return false;
+        }
         self.sniffing = false;
         let head = std::mem::take(&mut self.partial);
-        self.lines(&head, observer);
+        if detected == Detected::Array {
+            self.array = Some(JsonArray::default());
+            self.read_array(&head, observer);
+        } else {
+            self.lines(&head, observer);
+        }
+        !held
+    }
+
+    /// Reads a piece of a JSON array body: each element it completes is
+    /// one payload, numbered by the line it begins on.
+    fn read_array(&mut self, bytes: &[u8], observer: &mut dyn ReplayObserver) {
+        // Moved out while it hands elements to the replay, as the frames'
+        // decoder is.
+        let Some(array) = self.array.as_mut() else { return };
+        let mut array = std::mem::take(array);
+        array.feed(bytes, self.max_line_bytes, &mut |piece| self.on_piece(piece, observer));
+        self.stats.lines = array.lines();
+        self.array = Some(array);
+    }
+
+    fn on_piece(&mut self, piece: Piece<'_>, observer: &mut dyn ReplayObserver) {
+        match piece {
+            Piece::Element { line, json } => self.payload(json, line, observer),
+            Piece::Bad { line, reason } => {
+                self.stats.payloads += 1;
+                self.bad("line", line, &BadLine::new(reason), observer);
+            }
+            Piece::TooLong { line, bytes } => self.too_long("line", line, bytes, observer),
+        }
     }
 
     /// Reads a piece of an event stream: each frame it completes is one
@@ -250,7 +321,13 @@ impl Replayer {
     /// [`finish_next`](Replayer::finish_next).
     pub fn end_input(&mut self, observer: &mut dyn ReplayObserver) {
         if self.sniffing {
-            self.text_decided(observer);
+            self.sniff(b"", true, observer);
+        }
+        if let Some(array) = self.array.as_mut() {
+            let mut array = std::mem::take(array);
+            array.end(self.max_line_bytes, &mut |piece| self.on_piece(piece, observer));
+            self.stats.lines = array.lines();
+            self.array = Some(array);
         }
         if let Some(frames) = self.frames.as_mut() {
             let mut frames = std::mem::take(frames);
@@ -367,6 +444,7 @@ impl Replayer {
         checkpoint.event_line = self.framer.event_line;
         checkpoint.event_oversized = self.framer.event_oversized;
         checkpoint.eventstream.clone_from(&self.frames);
+        checkpoint.json_array.clone_from(&self.array);
         checkpoint.lines = self.stats.lines;
         checkpoint.bad_lines = self.stats.bad_lines;
         checkpoint.bytes = self.stats.bytes;
@@ -413,9 +491,12 @@ impl Replayer {
         self.framer.event_oversized = checkpoint.event_oversized;
         // The framing was decided, unless every byte read is still held
         // for the first bytes to decide it.
-        self.sniffing &=
-            checkpoint.eventstream.is_none() && checkpoint.lines == 0 && self.partial.len() as u64 == checkpoint.bytes;
+        self.sniffing = checkpoint.eventstream.is_none()
+            && checkpoint.json_array.is_none()
+            && checkpoint.lines == 0
+            && self.partial.len() as u64 == checkpoint.bytes;
         self.frames = checkpoint.eventstream;
+        self.array = checkpoint.json_array;
         self.sessions.set_clock(checkpoint.clock);
         self.stats = ReplayStats {
             lines: checkpoint.lines,

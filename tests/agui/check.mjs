@@ -14,7 +14,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer } from "node:http";
-import { join, dirname, relative } from "node:path";
+import { join, dirname, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AbstractAgent, HttpAgent } from "@ag-ui/client";
 import { EventSchemas } from "@ag-ui/core/schemas";
@@ -46,10 +46,12 @@ function inputs(dir) {
   return out;
 }
 
-/** A conformance vector's ops as an ops JSONL file; any other input as is. */
+/** A conformance vector's ops as an ops JSONL file; any other input (a
+ * fixture's JSON array body included) as is. */
 const scratch = mkdtempSync(join(tmpdir(), "roundup-agui-"));
+const vectorsDir = join(root, "tests", "vectors");
 function input(file) {
-  if (!file.endsWith(".json")) return file;
+  if (!file.endsWith(".json") || !resolve(file).startsWith(vectorsDir + sep)) return file;
   const vector = JSON.parse(readFileSync(file, "utf8"));
   const ops = join(scratch, `${vector.name}.ops.jsonl`);
   writeFileSync(ops, vector.ops.map((op) => JSON.stringify(op) + "\n").join(""));

@@ -47,8 +47,9 @@ def inputs(directory):
 
 
 def as_input(path):
-    """A conformance vector's ops as an ops JSONL file; any other input as is."""
-    if path.suffix != ".json":
+    """A conformance vector's ops as an ops JSONL file; any other input (a
+    fixture's JSON array body included) as is."""
+    if path.suffix != ".json" or ROOT / "tests" / "vectors" not in path.resolve().parents:
         return path
     vector = json.loads(path.read_text())
     ops = SCRATCH / f"{vector['name']}.ops.jsonl"

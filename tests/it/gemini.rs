@@ -21,10 +21,15 @@ fn input(folder_name: &str, name: &str) -> Vec<u8> {
     std::fs::read(folder(folder_name).join(name)).unwrap()
 }
 
-/// The payloads of a stream as sent: SSE `data:` lines or JSON lines
-/// (every event of these recordings is one line).
+/// The payloads of a stream as sent: SSE `data:` lines, JSON lines (every
+/// event of these recordings is one line), or the elements of a JSON array
+/// body.
 fn payloads(input: &[u8]) -> Vec<&str> {
     let text = std::str::from_utf8(input).unwrap();
+    if text.trim_start().starts_with('[') {
+        let elements: Vec<&serde_json::value::RawValue> = serde_json::from_str(text).unwrap();
+        return elements.into_iter().map(|element| element.get()).collect();
+    }
     text.lines()
         .map(|line| line.trim_end_matches('\r'))
         .map(|line| line.strip_prefix("data:").unwrap_or(line).trim())
@@ -98,7 +103,8 @@ fn every_fixture_is_detected_and_keeps_the_invariants() {
             let bad = u64::from(name == "gemini-cli-snapshot-streaming-events.jsonl");
             assert_eq!(named_stats.bad_lines, bad, "{name}: {named:?}");
             let expected: &[&str] = match name.as_str() {
-                "js-genai-send-message-stream-with-error.body.jsonl" => &["protocol_error"],
+                "js-genai-send-message-stream-with-error.body.jsonl"
+                | "js-genai-send-message-stream-with-error.body.json" => &["protocol_error"],
                 "gemini-cli-snapshot-streaming-events.jsonl" => &["bad_line"],
                 _ => &[],
             };
@@ -106,7 +112,7 @@ fn every_fixture_is_detected_and_keeps_the_invariants() {
             assert_eq!(kinds, expected, "{name}: {named:?}");
         }
     }
-    assert_eq!(files, 14);
+    assert_eq!(files, 15);
 }
 
 /// What the adapter hands the machine is all the output depends on: the

@@ -17,6 +17,7 @@ mod example;
 mod gemini;
 mod history;
 mod hostile;
+mod json_array;
 mod layout;
 mod live;
 mod live_stream;
