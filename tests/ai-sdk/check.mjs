@@ -15,7 +15,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, dirname, relative } from "node:path";
+import { join, dirname, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { getToolName, isToolUIPart, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, validateUIMessages } from "ai";
@@ -39,7 +39,9 @@ function inputs(dir) {
 /** A conformance vector's ops as an ops JSONL file; any other input as is. */
 const scratch = mkdtempSync(join(tmpdir(), "roundup-ai-sdk-"));
 function input(file) {
-  if (!file.endsWith(".json")) return file;
+  // A vector is a .json of tests/vectors; a .json fixture (a JSON array
+  // body) is an input as it is.
+  if (!file.endsWith(".json") || !resolve(file).startsWith(join(root, "tests", "vectors") + sep)) return file;
   const vector = JSON.parse(readFileSync(file, "utf8"));
   const ops = join(scratch, `${vector.name}.ops.jsonl`);
   writeFileSync(ops, vector.ops.map((op) => JSON.stringify(op) + "\n").join(""));
