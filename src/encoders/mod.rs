@@ -24,6 +24,7 @@ use crate::sink::SinkRecord;
 use crate::ui::UiEvent;
 
 pub mod agui;
+pub mod agui_compact;
 pub mod ai_sdk;
 pub mod anthropic;
 pub mod deepwork;
@@ -42,6 +43,7 @@ pub static REGISTRY: &[&OutputFormat] = &[
     &ui::FORMAT,
     &deepwork::FORMAT,
     &agui::FORMAT,
+    &agui_compact::FORMAT,
     &ai_sdk::FORMAT,
     &openai_chat::FORMAT,
     &openai_responses::FORMAT,

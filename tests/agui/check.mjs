@@ -203,6 +203,46 @@ async function checkFile(file) {
     }
   }
   record(true, name);
+  await checkCompact(file, name, records);
+}
+
+/** `--emit agui --compact`: each run one MESSAGES_SNAPSHOT of its thread;
+ * the client must rebuild the same messages from it, with no warning, and
+ * be told each failed run. */
+async function checkCompact(file, name, records) {
+  let events;
+  try {
+    events = replay(file, "--emit", "agui", "--compact");
+  } catch (error) {
+    return record(false, `${name} --compact`, `roundup failed: ${error.message}`);
+  }
+  const threads = new Map();
+  let current;
+  for (const event of events) {
+    const parsed = EventSchemas.safeParse(event);
+    if (!parsed.success) return record(false, `${name} --compact`, `schema: ${parsed.error.message}`);
+    if (event.type === "RUN_STARTED") current = event.threadId;
+    if (current === undefined) return record(false, `${name} --compact`, `an event before any run: ${JSON.stringify(event)}`);
+    if (!threads.has(current)) threads.set(current, []);
+    threads.get(current).push(event);
+  }
+  for (const [thread, own] of threads) {
+    const { messages, errored, error } = await apply(thread, own);
+    if (error) return record(false, `${name} --compact (${thread})`, `the client rejected the stream: ${error}`);
+    const session = (l) => (l.session ?? "roundup") === thread;
+    const failedRuns = records.filter((l) => l.type === "summary" && session(l) && l.finish_reason === "failed")
+      .map((l) => `${thread}/run-${l.run}`);
+    if (JSON.stringify(errored) !== JSON.stringify(failedRuns)) {
+      return record(false, `${name} --compact (${thread})`, `RUN_ERROR for ${JSON.stringify(errored)}, failed runs ${JSON.stringify(failedRuns)}`);
+    }
+    const rounds = records.filter((l) => l.type === "round" && session(l));
+    const stitches = records.filter((l) => l.type === "stitch" && session(l));
+    for (const e of expectations(thread, rounds, stitches)) {
+      const got = found(messages, e);
+      if (got !== e.want) return record(false, `${name} --compact (${thread}) ${e.what}`, `client has ${JSON.stringify(got)}, round has ${JSON.stringify(e.want)}`);
+    }
+  }
+  record(true, `${name} --compact`);
 }
 
 /** A stream with one TOOL_CALL_END removed must be rejected by the verifier. */

@@ -160,3 +160,67 @@ fn timestamps_only_where_the_source_has_a_clock() {
     assert!(stamped.iter().all(|e| e["timestamp"].as_u64().is_some_and(|t| t >= 1_700_000_000_000)), "{stamped:?}");
     assert_eq!(stamped.last().map(|e| &e["timestamp"]), Some(&json!(1_700_000_000_500_u64)));
 }
+
+/// `--emit agui --compact`: each run is its start, one `MESSAGES_SNAPSHOT`
+/// of the thread so far (the messages the live events build, a late result
+/// in its call's one tool message) and its end; a failed run ends in
+/// `RUN_ERROR`; an input that held nothing writes nothing.
+#[test]
+fn the_compact_form_is_one_snapshot_of_the_thread_a_run() {
+    let ops = [
+        r#"{"op":"thought","text":"Look."}"#,
+        r#"{"op":"tool_call","id":"a","title":"ls -la","name":"Bash"}"#,
+        r#"{"op":"args_snapshot","id":"a","args":"{\"cmd\":\"ls\"}"}"#,
+        r#"{"op":"message","text":"Meanwhile."}"#,
+        r#"{"op":"tool_update","id":"a","content":"late","status":"completed"}"#,
+        r#"{"op":"finish","reason":"completed"}"#,
+        r#"{"op":"start"}"#,
+        r#"{"op":"message","text":"Second run."}"#,
+        r#"{"op":"finish","reason":"failed"}"#,
+    ]
+    .join("\n");
+    let events = clean_replay(ops.as_bytes(), "ops", "agui-compact");
+    let kinds: Vec<&Value> = events.iter().map(|e| &e["type"]).collect();
+    assert_eq!(
+        kinds,
+        ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED", "RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_ERROR"]
+            .map(|k| json!(k))
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        events[1]["messages"],
+        json!([
+            {"id": "roundup/run-0/round-0/reasoning", "role": "reasoning", "content": "Look."},
+            {"id": "roundup/run-0/round-0", "role": "assistant", "toolCalls": [
+                {"id": "roundup/run-0/round-0/a", "type": "function", "function": {"name": "Bash", "arguments": "{\"cmd\":\"ls\"}"}}
+            ]},
+            {"id": "roundup/run-0/round-0/a/result", "role": "tool", "toolCallId": "roundup/run-0/round-0/a", "content": "late"},
+            {"id": "roundup/run-0/round-1", "role": "assistant", "content": "Meanwhile."},
+        ])
+    );
+    assert_eq!(events[2]["outcome"], json!({"type": "success"}));
+    let second = events[4]["messages"].as_array().unwrap();
+    assert_eq!(second.len(), 5, "the thread so far: {second:?}");
+    assert_eq!(second[4]["content"], "Second run.");
+    assert_eq!(events[5]["metadata"]["roundup"]["runId"], "roundup/run-1");
+    assert!(clean_replay(b"", "ops", "agui-compact").is_empty(), "an empty input writes nothing");
+}
+
+#[test]
+fn compact_goes_with_agui_only() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_roundup"))
+            .args(args)
+            .current_dir(roundup_testkit::repo_root())
+            .output()
+            .unwrap()
+    };
+    let compact = run(&["replay", "--emit", "agui", "--compact", "examples/session.ops.jsonl"]);
+    let named = run(&["replay", "--emit", "agui-compact", "examples/session.ops.jsonl"]);
+    assert_eq!(compact.stdout, named.stdout);
+    assert!(String::from_utf8_lossy(&compact.stdout).contains("\"MESSAGES_SNAPSHOT\""));
+    let wrong = run(&["replay", "--emit", "ui", "--compact", "examples/session.ops.jsonl"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("--compact goes with --emit agui, not --emit ui"));
+}

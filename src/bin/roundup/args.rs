@@ -155,6 +155,10 @@ pub struct ReplayArgs {
     /// separate with commas).
     #[arg(long = "type", value_name = "TYPE", value_delimiter = ',', value_parser = ["round", "stitch", "anomaly", "meta", "summary"])]
     pub types: Vec<String>,
+    /// With --emit agui: each run as one MESSAGES_SNAPSHOT of its thread
+    /// (what a client that reconnects is sent), `--emit agui-compact`.
+    #[arg(long)]
+    pub compact: bool,
     #[command(flatten)]
     pub input: InputArgs,
 }

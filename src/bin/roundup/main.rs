@@ -312,7 +312,14 @@ fn main() -> ExitCode {
                     format!("--type filters records: it goes with --emit records, not --emit {}", replay.emit);
                 return usage_error(&message);
             }
-            ReplayArgs::new(replay.input, args::output_format(&replay.emit), replay.types)
+            let emit = match (replay.compact, replay.emit.as_str()) {
+                (false, emit) => emit,
+                (true, "agui" | "agui-compact") => "agui-compact",
+                (true, other) => {
+                    return usage_error(&format!("--compact goes with --emit agui, not --emit {other}"));
+                }
+            };
+            ReplayArgs::new(replay.input, args::output_format(emit), replay.types)
         }
         Command::Export(export) => ReplayArgs::new(export.input, args::output_format(&export.to), Vec::new()),
     };
