@@ -53,7 +53,9 @@ _InputFormat = Literal[
     "bedrock",
 ]
 #: An output format (``roundup.encoders.FORMATS``); the first is the default.
-_OutputFormat = Literal["records", "ui", "deepwork", "agui", "openai-chat", "openai-responses", "anthropic"]
+_OutputFormat = Literal[
+    "records", "ui", "deepwork", "agui", "agui-compact", "ai-sdk", "openai-chat", "openai-responses", "anthropic"
+]
 #: An output format that writes a provider's history (``roundup.encoders.HISTORIES``).
 _HistoryFormat = Literal["openai-chat", "openai-responses", "anthropic"]
 #: An event: a parsed JSON object, or the text of one line.
