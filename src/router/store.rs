@@ -200,6 +200,19 @@ impl DirectoryStore {
     }
 }
 
+/// The store's shard folders that it leaves empty are removed when it goes
+/// (a replay that took every session back leaves its directory as it found
+/// it, not 256 empty folders); a folder that still holds a checkpoint, or
+/// anything else, stays.
+impl Drop for DirectoryStore {
+    fn drop(&mut self) {
+        for shard in 0..=u8::MAX {
+            // Fails, as it should, on a folder that is not empty or absent.
+            let _ = std::fs::remove_dir(self.dir.join(format!("{shard:02x}")));
+        }
+    }
+}
+
 impl CheckpointStore for DirectoryStore {
     fn save(&mut self, session: &str, checkpoint: &[u8]) -> Result<(), StoreError> {
         let path = self.path(session);
