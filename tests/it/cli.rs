@@ -199,3 +199,20 @@ fn pretty_is_coloured_when_asked_and_plain_in_a_pipe() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("[possible values: auto, always, never]"));
 }
+
+#[test]
+fn a_folder_is_the_recordings_under_it_in_order() {
+    let dir = std::env::temp_dir().join(format!("roundup-folder-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("b/deeper")).unwrap();
+    let root = repo_root();
+    std::fs::copy(root.join(ACP), dir.join("b/deeper/1.jsonl")).unwrap();
+    std::fs::copy(root.join(CODEX), dir.join("a.jsonl")).unwrap();
+    std::fs::write(dir.join("SOURCES.md"), "notes, not a recording").unwrap();
+    let folder = roundup(&["replay", dir.to_str().unwrap()]);
+    let files =
+        roundup(&["replay", dir.join("a.jsonl").to_str().unwrap(), dir.join("b/deeper/1.jsonl").to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(folder.status.success(), "{}", String::from_utf8_lossy(&folder.stderr));
+    assert_eq!(lines(&folder), lines(&files), "the files in path order, each its own source");
+    assert!(lines(&folder).len() > 4);
+}

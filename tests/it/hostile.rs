@@ -185,12 +185,16 @@ fn a_missing_file_is_exit_1_and_a_bad_option_exit_2() {
     let help = run(&["--help"]);
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("Exit status:"));
-    // A directory, and a file given for the eviction directory, are named.
-    let dir = std::env::temp_dir();
+    // A folder with no recording in it, and a file given for the eviction
+    // directory, are named.
+    let dir = std::env::temp_dir().join(format!("roundup-empty-folder-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/README.md"), "notes").unwrap();
     let directory = run(&["replay", dir.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(directory.status.code(), Some(1));
     let said = String::from_utf8_lossy(&directory.stderr);
-    assert!(said.contains(dir.to_str().unwrap()) && said.contains("a directory, not a file"), "{said}");
+    assert!(said.contains(dir.to_str().unwrap()) && said.contains("a folder with no recording in it"), "{said}");
     let file = roundup_testkit::repo_root().join("examples/session.ops.jsonl");
     let file = file.to_str().unwrap();
     let evict = run(&["replay", "--max-sessions", "2", "--evict-dir", file, file]);

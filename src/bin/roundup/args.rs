@@ -141,7 +141,8 @@ pub struct InputArgs {
     /// line) instead of a line.
     #[arg(long)]
     pub sse: bool,
-    /// The inputs: files, or `-` (or nothing) for stdin.
+    /// The inputs: files, folders (the recordings under them, in path
+    /// order), or `-` (or nothing) for stdin.
     #[arg(value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub files: Vec<String>,
 }

@@ -13,6 +13,7 @@ mod args;
 mod color;
 mod compressed;
 mod filter;
+mod folder;
 mod input;
 
 use args::{Cli, Command, InputArgs};
@@ -124,7 +125,18 @@ fn run_replay(mut args: ReplayArgs) -> Result<Ended, ReplayError> {
     } else {
         Box::new(stdout)
     };
-    let files = if args.files.is_empty() { vec!["-".to_owned()] } else { args.files.clone() };
+    let given = if args.files.is_empty() { vec!["-".to_owned()] } else { args.files.clone() };
+    // A folder is the recordings under it, each an input of its own.
+    let mut files = Vec::with_capacity(given.len());
+    for file in given {
+        let path = std::path::Path::new(&file);
+        if file != "-" && path.is_dir() {
+            let found = folder::recordings(path).map_err(|e| ReplayError::Read(named(e, &file)))?;
+            files.extend(found.into_iter().map(|found| found.to_string_lossy().into_owned()));
+        } else {
+            files.push(file);
+        }
+    }
     let several = files.len() > 1;
     let mut all_bad = false;
     for file in &files {
