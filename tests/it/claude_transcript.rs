@@ -98,7 +98,7 @@ fn message(name: &str, id: &str) -> Message {
 fn result_of(name: &str, id: &str) -> (String, bool) {
     for line in records_of(name) {
         let Some(blocks) = line["message"]["content"].as_array() else { continue };
-        for block in blocks.iter().filter(|b| b["type"] == "tool_result" && b["tool_use_id"] == id) {
+        if let Some(block) = blocks.iter().find(|b| b["type"] == "tool_result" && b["tool_use_id"] == id) {
             let content = match &block["content"] {
                 Value::String(s) => s.clone(),
                 Value::Array(parts) => parts.iter().map(|p| p["text"].as_str().unwrap()).collect::<Vec<_>>().join("\n"),

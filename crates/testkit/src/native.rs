@@ -1380,7 +1380,7 @@ fn claude_transcript(b: &mut Builder, kind: u8, session: &str, target: u8) {
         4 => {
             let id = b.pick(target);
             let m = b.result(&id);
-            let error = target % 2 == 0;
+            let error = target.is_multiple_of(2);
             b.push(user(json!([{"type": "tool_result", "tool_use_id": id, "content": m, "is_error": error}])));
         }
         5 => {
@@ -1390,7 +1390,7 @@ fn claude_transcript(b: &mut Builder, kind: u8, session: &str, target: u8) {
         6 => {
             let m = b.marker();
             let mut meta = user(json!(format!("<command-name>/x</command-name> {m}")));
-            meta["isMeta"] = (target % 2 == 0).into();
+            meta["isMeta"] = target.is_multiple_of(2).into();
             b.push(meta);
         }
         7 => b.push(line("progress", json!({"data": {"type": "hook_progress"}}))),
@@ -1402,7 +1402,7 @@ fn claude_transcript(b: &mut Builder, kind: u8, session: &str, target: u8) {
             let m = b.marker();
             let mut synthetic = assistant(json!({"type": "text", "text": m}), 0);
             synthetic["message"]["model"] = "<synthetic>".into();
-            synthetic["isApiErrorMessage"] = (target % 2 == 0).into();
+            synthetic["isApiErrorMessage"] = target.is_multiple_of(2).into();
             b.push(synthetic);
         }
         10 => {
