@@ -31,7 +31,7 @@
 //! use roundup::{Call, RoundBuilder, StreamHandler};
 //!
 //! let builder = RoundBuilder::new();
-//! let mut apply = |session: Option<&str>, call: Call<'_>| builder.session(session.unwrap_or("")).apply(call);
+//! let mut apply = |_: Option<&str>, call: Call<'_>| builder.call(call);
 //! let mut transcript = InputFormat::named("claude-transcript").unwrap().adapter();
 //! for line in [
 //!     r#"{"type":"user","sessionId":"s","message":{"role":"user","content":"list files"}}"#,
