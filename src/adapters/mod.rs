@@ -56,6 +56,7 @@ pub mod ai_sdk;
 pub mod anthropic;
 pub mod bedrock;
 pub mod claude_code;
+pub mod claude_transcript;
 pub mod codex;
 pub mod deepwork;
 pub mod gemini;
@@ -91,6 +92,7 @@ pub static REGISTRY: &[&InputFormat] = &[
     &openai_chat::FORMAT,
     &openai_responses::FORMAT,
     &anthropic::FORMAT,
+    &claude_transcript::FORMAT,
     &claude_code::FORMAT,
     &codex::FORMAT,
     &ollama::FORMAT,

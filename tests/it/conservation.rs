@@ -54,6 +54,11 @@ proptest! {
     }
 
     #[test]
+    fn claude_transcript_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("claude-transcript", &script)?;
+    }
+
+    #[test]
     fn codex_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("codex", &script)?;
     }

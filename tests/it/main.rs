@@ -9,6 +9,7 @@ mod ai_sdk_out;
 mod bedrock;
 mod builder;
 mod builds;
+mod claude_transcript;
 mod cli;
 mod conformance;
 mod conservation;

@@ -160,6 +160,7 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "openai-responses" => openai_responses(&mut b, kind, target),
             "anthropic" => anthropic(&mut b, kind, target, |line| line),
             "claude-code" => claude_code(&mut b, kind, session, target),
+            "claude-transcript" => claude_transcript(&mut b, kind, session, target),
             "codex" => codex(&mut b, kind, target),
             "ollama" => ollama(&mut b, kind, target),
             "mistral" => mistral(&mut b, kind, target),
@@ -1334,6 +1335,90 @@ fn gemini_cli(b: &mut Builder, kind: u8, target: u8) {
         _ => {
             let m = b.marker();
             b.push(line("tool_use", json!({"tool_name": "read_file", "parameters": {"path": m}})));
+        }
+    }
+}
+
+/// Claude Code session log lines: one API message's blocks on lines of
+/// their own sharing its id, results between them, prompts, interrupts,
+/// lines that are no prompt, subagent progress, noise.
+fn claude_transcript(b: &mut Builder, kind: u8, session: &str, target: u8) {
+    let line = |kind: &str, mut rest: Value| {
+        rest["type"] = kind.into();
+        rest["sessionId"] = session.into();
+        rest["uuid"] = "u".into();
+        rest["timestamp"] = "2026-01-15T10:00:00Z".into();
+        rest
+    };
+    let message_id = format!("msg{}", target % 3);
+    let assistant = |block: Value, output: u8| {
+        line(
+            "assistant",
+            json!({"requestId": format!("req-{message_id}"), "message": {"id": message_id, "model": "m",
+                "content": [block], "usage": {"input_tokens": 1, "output_tokens": output}}}),
+        )
+    };
+    let user = |content: Value| line("user", json!({"message": {"role": "user", "content": content}}));
+    match kind % 13 {
+        0 => {
+            let m = b.marker();
+            b.push(user(json!(m)));
+        }
+        1 => {
+            let m = b.marker();
+            b.push(assistant(json!({"type": "text", "text": m}), target));
+        }
+        2 => {
+            let m = b.marker();
+            b.push(assistant(json!({"type": "thinking", "thinking": m, "signature": "sig"}), target));
+        }
+        3 => {
+            let id = b.fresh_id();
+            let m = b.arguments(&id);
+            b.push(assistant(json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": m}}), target));
+        }
+        4 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            let error = target.is_multiple_of(2);
+            b.push(user(json!([{"type": "tool_result", "tool_use_id": id, "content": m, "is_error": error}])));
+        }
+        5 => {
+            let m = b.marker();
+            b.push(user(json!([{"type": "text", "text": format!("[Request interrupted by user] {m}")}])));
+        }
+        6 => {
+            let m = b.marker();
+            let mut meta = user(json!(format!("<command-name>/x</command-name> {m}")));
+            meta["isMeta"] = target.is_multiple_of(2).into();
+            b.push(meta);
+        }
+        7 => b.push(line("progress", json!({"data": {"type": "hook_progress"}}))),
+        8 => {
+            let m = b.marker();
+            b.push(line("weird", json!({"x": m})));
+        }
+        9 => {
+            let m = b.marker();
+            let mut synthetic = assistant(json!({"type": "text", "text": m}), 0);
+            synthetic["message"]["model"] = "<synthetic>".into();
+            synthetic["isApiErrorMessage"] = target.is_multiple_of(2).into();
+            b.push(synthetic);
+        }
+        10 => {
+            let id = b.pick(target);
+            let m = b.marker();
+            let embedded = json!({"type": "assistant", "requestId": "rs", "message": {"id": format!("sub{target}"),
+                "content": [{"type": "text", "text": m}], "usage": {"input_tokens": 1, "output_tokens": 1}}});
+            b.push(line("progress", json!({"parentToolUseID": id, "data": {"type": "agent_progress", "agentId": "ag", "message": embedded}})));
+        }
+        11 => b.push(json!({"type": "summary", "summary": "title", "leafUuid": "l"})),
+        _ => {
+            let m = b.marker();
+            let mut side = assistant(json!({"type": "text", "text": m}), 1);
+            side["isSidechain"] = true.into();
+            side["agentId"] = "side".into();
+            b.push(side);
         }
     }
 }

@@ -44,6 +44,7 @@ _InputFormat = Literal[
     "openai-chat",
     "openai-responses",
     "anthropic",
+    "claude-transcript",
     "claude-code",
     "codex",
     "ollama",

@@ -17,6 +17,7 @@ __all__ = [
     "openai_chat",
     "openai_responses",
     "anthropic",
+    "claude_transcript",
     "claude_code",
     "codex",
     "ollama",
@@ -42,6 +43,7 @@ mistral: _Format
 openai_chat: _Format
 openai_responses: _Format
 anthropic: _Format
+claude_transcript: _Format
 claude_code: _Format
 codex: _Format
 ollama: _Format
