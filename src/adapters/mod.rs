@@ -57,6 +57,7 @@ pub mod anthropic;
 pub mod bedrock;
 pub mod claude_code;
 pub mod codex;
+pub mod codex_rollout;
 pub mod deepwork;
 pub mod gemini;
 pub mod gemini_cli;
@@ -93,6 +94,7 @@ pub static REGISTRY: &[&InputFormat] = &[
     &anthropic::FORMAT,
     &claude_code::FORMAT,
     &codex::FORMAT,
+    &codex_rollout::FORMAT,
     &ollama::FORMAT,
     &gemini::FORMAT,
     &gemini_cli::FORMAT,
