@@ -256,7 +256,9 @@ impl Adapter for CodexRolloutAdapter {
         }
         let kind = line.kind.as_ref();
         let body = match line.payload {
-            Some(raw) if RECORDS.contains(&kind) => serde_json::from_str::<Payload<'_>>(raw.get()).ok().map(|p| (p, raw)),
+            Some(raw) if RECORDS.contains(&kind) => {
+                serde_json::from_str::<Payload<'_>>(raw.get()).ok().map(|p| (p, raw))
+            }
             _ => None,
         };
         let Some((item, raw)) = body else {
@@ -403,7 +405,10 @@ impl CodexRolloutAdapter {
                 };
                 self.tool_call(id, &name, arguments, calls);
                 if let Some(namespace) = item.namespace.filter(|n| n.get() != "null") {
-                    calls.call(self.session(), Call::ToolMeta { id, meta: &one("codex_namespace", raw_value(namespace)) });
+                    calls.call(
+                        self.session(),
+                        Call::ToolMeta { id, meta: &one("codex_namespace", raw_value(namespace)) },
+                    );
                 }
             }
             "function_call_output" | "custom_tool_call_output" | "local_shell_call_output" | "tool_search_output" => {
@@ -434,7 +439,9 @@ impl CodexRolloutAdapter {
             "agent_message" => self.push("codex_context", raw_value(raw), calls),
             // An undo checkpoint, and the encrypted summary that replaces
             // history on compaction: state, kept with the run.
-            "ghost_snapshot" | "compaction" | "compaction_summary" => self.push("codex_compacted", raw_value(raw), calls),
+            "ghost_snapshot" | "compaction" | "compaction_summary" => {
+                self.push("codex_compacted", raw_value(raw), calls)
+            }
             _ => return false,
         }
         true
@@ -565,7 +572,8 @@ impl CodexRolloutAdapter {
     /// moves (Codex re-emits the last one unchanged); `info: null` is a
     /// rate-limit refresh.
     fn token_count(&mut self, item: &Payload<'_>, calls: &mut dyn CallSink) {
-        let info = item.info.filter(|i| i.get() != "null").and_then(|i| serde_json::from_str::<TokenInfo<'_>>(i.get()).ok());
+        let info =
+            item.info.filter(|i| i.get() != "null").and_then(|i| serde_json::from_str::<TokenInfo<'_>>(i.get()).ok());
         let Some(info) = info else {
             if let Some(limits) = item.rate_limits.filter(|l| l.get() != "null") {
                 self.run_meta("codex_rate_limits", raw_value(limits), calls);
@@ -594,9 +602,8 @@ impl CodexRolloutAdapter {
         }
         self.ensure_open(calls);
         let field = |name: &str| last.get(name).and_then(Value::as_u64);
-        let size = field("total_tokens").unwrap_or_else(|| {
-            field("input_tokens").unwrap_or(0).saturating_add(field("output_tokens").unwrap_or(0))
-        });
+        let size = field("total_tokens")
+            .unwrap_or_else(|| field("input_tokens").unwrap_or(0).saturating_add(field("output_tokens").unwrap_or(0)));
         let model = info.model.map(raw_value).unwrap_or_else(|| Value::String(self.model.clone()));
         let mut round = one("codex_usage", last.clone());
         if model.as_str() != Some("") {

@@ -10,6 +10,7 @@ mod bedrock;
 mod builder;
 mod builds;
 mod cli;
+mod codex_rollout;
 mod conformance;
 mod conservation;
 mod deepwork;
