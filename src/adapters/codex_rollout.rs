@@ -297,10 +297,15 @@ impl Adapter for CodexRolloutAdapter {
     }
 
     /// A file that ends on an answered turn with no `task_complete` (the
-    /// files of older versions) completed that turn.
+    /// files of older versions) completed that turn. Metadata said after
+    /// the last run (context, a compaction) is a run of its own rather than
+    /// lost.
     fn end(&mut self, calls: &mut dyn CallSink) {
         if self.open && self.answered && self.waiting.is_empty() {
             self.finish(FinishReason::Completed, calls);
+        }
+        if !self.pending.is_empty() {
+            self.begin(calls);
         }
     }
 }
@@ -337,9 +342,11 @@ impl CodexRolloutAdapter {
     fn finish(&mut self, reason: FinishReason, calls: &mut dyn CallSink) {
         if std::mem::take(&mut self.open) {
             calls.call(self.session(), Call::Finish { reason });
+            // The run's lists are given; with no run open, the lists are
+            // those of the metadata waiting for the next one.
+            self.lists.clear();
         }
         self.waiting.clear();
-        self.lists.clear();
         self.answered = false;
         self.last_text = None;
     }
