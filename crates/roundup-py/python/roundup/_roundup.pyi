@@ -46,6 +46,7 @@ _InputFormat = Literal[
     "anthropic",
     "claude-code",
     "codex",
+    "codex-rollout",
     "ollama",
     "gemini",
     "gemini-cli",

@@ -19,6 +19,7 @@ __all__ = [
     "anthropic",
     "claude_code",
     "codex",
+    "codex_rollout",
     "ollama",
     "gemini",
     "gemini_cli",
@@ -44,6 +45,7 @@ openai_responses: _Format
 anthropic: _Format
 claude_code: _Format
 codex: _Format
+codex_rollout: _Format
 ollama: _Format
 gemini: _Format
 gemini_cli: _Format
