@@ -424,7 +424,7 @@ impl CodexRolloutAdapter {
             }
             "web_search_call" | "image_generation_call" => {
                 // Hosted tools: the call and its result are one item.
-                self.hosted += 1;
+                self.hosted = self.hosted.wrapping_add(1);
                 let made_up;
                 let id = match item.id.as_deref().or(item.call_id.as_deref()) {
                     Some(id) => id,
@@ -626,7 +626,7 @@ impl CodexRolloutAdapter {
                 }
             }
         }
-        self.requests += 1;
+        self.requests = self.requests.saturating_add(1);
         let mut run = Meta::new();
         let usage = self.run_usage.iter().map(|(key, n)| (key.clone(), Value::from(*n)));
         run.insert("codex_run_usage".into(), Value::Object(usage.collect()));
