@@ -58,6 +58,7 @@ pub mod bedrock;
 pub mod claude_code;
 pub mod claude_transcript;
 pub mod codex;
+pub mod codex_rollout;
 pub mod deepwork;
 pub mod gemini;
 pub mod gemini_cli;
@@ -95,6 +96,7 @@ pub static REGISTRY: &[&InputFormat] = &[
     &claude_transcript::FORMAT,
     &claude_code::FORMAT,
     &codex::FORMAT,
+    &codex_rollout::FORMAT,
     &ollama::FORMAT,
     &gemini::FORMAT,
     &gemini_cli::FORMAT,

@@ -291,6 +291,9 @@ fn every_input_reads_back_to_the_same_rounds() {
 /// Rounds and stitches as the round trip keeps them.
 fn shape(lines: &[Value], original: bool) -> Vec<Value> {
     let mut out = Vec::new();
+    // A run is one message, whose `toolCallId`s are unique: an id a run
+    // declares again is sent as `id#2`, `id#3`, ...
+    let mut ids: std::collections::HashSet<(Value, String)> = std::collections::HashSet::new();
     for line in lines {
         match line["type"].as_str() {
             Some("round") => {
@@ -310,7 +313,15 @@ fn shape(lines: &[Value], original: bool) -> Vec<Value> {
                         } else {
                             (title.to_owned(), name.to_owned())
                         };
-                        json!([c["id"], title, name, arguments, c["result"]])
+                        let mut id = c["id"].as_str().unwrap_or("").to_owned();
+                        if original {
+                            let (base, mut n) = (id.clone(), 1);
+                            while !ids.insert((line["run"].clone(), id.clone())) {
+                                n += 1;
+                                id = format!("{base}#{n}");
+                            }
+                        }
+                        json!([id, title, name, arguments, c["result"]])
                     })
                     .collect();
                 out.push(json!([

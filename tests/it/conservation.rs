@@ -64,6 +64,11 @@ proptest! {
     }
 
     #[test]
+    fn codex_rollout_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("codex-rollout", &script)?;
+    }
+
+    #[test]
     fn ollama_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("ollama", &script)?;
     }

@@ -11,6 +11,7 @@ mod builder;
 mod builds;
 mod claude_transcript;
 mod cli;
+mod codex_rollout;
 mod conformance;
 mod conservation;
 mod deepwork;

@@ -162,6 +162,7 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "claude-code" => claude_code(&mut b, kind, session, target),
             "claude-transcript" => claude_transcript(&mut b, kind, session, target),
             "codex" => codex(&mut b, kind, target),
+            "codex-rollout" => codex_rollout(&mut b, kind, target),
             "ollama" => ollama(&mut b, kind, target),
             "mistral" => mistral(&mut b, kind, target),
             "opencode" => opencode(&mut b, kind, target),
@@ -726,6 +727,97 @@ fn claude_code(b: &mut Builder, kind: u8, session: &str, target: u8) {
         _ => {
             let m = b.marker();
             b.push(line("weird", json!({"x": m})));
+        }
+    }
+}
+
+/// Codex session rollouts: envelopes of response items (prompts, context,
+/// answers, reasoning, calls and their outputs by `call_id`), event
+/// messages (usage, turn ends, errors) and records of unknown kinds.
+fn codex_rollout(b: &mut Builder, kind: u8, target: u8) {
+    let line =
+        |kind: &str, payload: Value| json!({"timestamp": "2026-01-02T03:04:05Z", "type": kind, "payload": payload});
+    let text = |role: &str, kind: &str, text: &str| {
+        line("response_item", json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}]}))
+    };
+    match kind % 14 {
+        0 => {
+            let m = b.marker();
+            b.push(text("user", "input_text", &m));
+        }
+        1 => {
+            let m = b.marker();
+            b.push(text("assistant", "output_text", &m));
+        }
+        2 => {
+            let m = b.marker();
+            b.push(line(
+                "response_item",
+                json!({"type": "reasoning", "summary": [{"type": "summary_text", "text": m}]}),
+            ));
+        }
+        3 => {
+            let id = b.fresh_id();
+            let m = b.arguments(&id);
+            let arguments = json!({"q": m}).to_string();
+            b.push(line(
+                "response_item",
+                json!({"type": "function_call", "name": "shell", "arguments": arguments, "call_id": id}),
+            ));
+        }
+        4 => {
+            let id = b.fresh_id();
+            let m = b.arguments(&id);
+            b.push(line(
+                "response_item",
+                json!({"type": "custom_tool_call", "name": "apply_patch", "input": m, "call_id": id}),
+            ));
+        }
+        5 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            let output = if target.is_multiple_of(2) {
+                Value::from(m)
+            } else {
+                json!({"output": m, "metadata": {"exit_code": target % 3}}).to_string().into()
+            };
+            b.push(line("response_item", json!({"type": "function_call_output", "call_id": id, "output": output})));
+        }
+        6 => {
+            let id = b.pick(target);
+            let m = b.result(&id);
+            let output = json!([{"type": "input_text", "text": m}]);
+            b.push(line("response_item", json!({"type": "custom_tool_call_output", "call_id": id, "output": output})));
+        }
+        7 => {
+            let n = u64::from(target) * 10;
+            let usage = json!({"input_tokens": n, "output_tokens": 1, "total_tokens": n + 1});
+            let info = json!({"total_token_usage": usage, "last_token_usage": usage});
+            b.push(line("event_msg", json!({"type": "token_count", "info": info})));
+        }
+        8 => {
+            let kind = if target.is_multiple_of(2) { "task_complete" } else { "turn_aborted" };
+            b.push(line("event_msg", json!({"type": kind, "turn_id": "t"})));
+        }
+        9 => {
+            let m = b.marker();
+            b.push(line("future_record", json!({"x": m})));
+        }
+        10 => {
+            let m = b.marker();
+            b.push(text("developer", "input_text", &m));
+        }
+        11 => {
+            let m = b.marker();
+            b.push(line("compacted", json!({"message": m})));
+        }
+        12 => {
+            let m = b.marker();
+            b.push(line("event_msg", json!({"type": "error", "message": m})));
+        }
+        _ => {
+            // Echoes of response items: nothing in them needs to survive.
+            b.push(line("event_msg", json!({"type": "agent_message", "message": "echo"})));
         }
     }
 }

@@ -47,6 +47,7 @@ _InputFormat = Literal[
     "claude-transcript",
     "claude-code",
     "codex",
+    "codex-rollout",
     "ollama",
     "gemini",
     "gemini-cli",

@@ -20,6 +20,7 @@ __all__ = [
     "claude_transcript",
     "claude_code",
     "codex",
+    "codex_rollout",
     "ollama",
     "gemini",
     "gemini_cli",
@@ -46,6 +47,7 @@ anthropic: _Format
 claude_transcript: _Format
 claude_code: _Format
 codex: _Format
+codex_rollout: _Format
 ollama: _Format
 gemini: _Format
 gemini_cli: _Format
