@@ -49,6 +49,7 @@ _InputFormat = Literal[
     "ollama",
     "gemini",
     "gemini-cli",
+    "gemini-cli-chat",
     "ai-sdk",
     "bedrock",
 ]

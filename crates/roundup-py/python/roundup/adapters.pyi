@@ -22,6 +22,7 @@ __all__ = [
     "ollama",
     "gemini",
     "gemini_cli",
+    "gemini_cli_chat",
     "ai_sdk",
     "bedrock",
 ]
@@ -47,5 +48,6 @@ codex: _Format
 ollama: _Format
 gemini: _Format
 gemini_cli: _Format
+gemini_cli_chat: _Format
 ai_sdk: _Format
 bedrock: _Format
