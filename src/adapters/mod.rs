@@ -62,6 +62,7 @@ pub mod codex_rollout;
 pub mod deepwork;
 pub mod gemini;
 pub mod gemini_cli;
+pub mod gemini_cli_chat;
 pub mod mistral;
 pub mod ollama;
 pub mod openai_chat;
@@ -86,6 +87,8 @@ pub static REGISTRY: &[&InputFormat] = &[
     // `sessionID` and numeric `timestamp` are no uagent event's).
     &opencode::FORMAT,
     &uagent::FORMAT,
+    // Before deepwork, which would take a saved chat's `kind`.
+    &gemini_cli_chat::FORMAT,
     &deepwork::FORMAT,
     // Before openai-chat: Mistral's chunks are OpenAI's shape, told apart
     // by their ids and models.

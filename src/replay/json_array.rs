@@ -31,6 +31,13 @@
 //!
 //! An element longer than the limit is followed to its end without being
 //! held, and reported with its length, like an over-long line.
+//!
+//! The same splitter reads a **JSON document** input: one JSON object
+//! pretty-printed over many lines (a chat Gemini CLI saved, `jq .`'s
+//! output), or several written one after the other. There is no array
+//! around them: each top-level value is one payload, numbered by the line
+//! it begins on; a byte between them that begins no value is reported and
+//! read past, with what follows it, up to the next `{`, `[` or `"`.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +85,11 @@ enum Expect {
     /// Something other than an array followed the closing `]`: the rest
     /// of the input is read past.
     Lost,
+    /// A JSON document input, between two top-level values.
+    Document,
+    /// A JSON document input, reading past bytes that begin no value up to
+    /// the next `{`, `[` or `"`.
+    DocumentStray,
 }
 
 /// The splitter's state between two pieces of input: what a checkpoint of
@@ -85,6 +97,9 @@ enum Expect {
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct JsonArray {
     expect: Expect,
+    /// A JSON document input (values one after the other), not an array.
+    #[serde(default)]
+    documents: bool,
     /// Bytes of the byte order mark matched at the start of the input.
     bom: u8,
     /// A byte other than the byte order mark's was read.
@@ -132,6 +147,12 @@ fn shown(byte: u8) -> String {
 }
 
 impl JsonArray {
+    /// The splitter of a JSON document input: top-level values one after
+    /// the other, with no array around them.
+    pub(crate) fn documents() -> Self {
+        JsonArray { expect: Expect::Document, documents: true, ..JsonArray::default() }
+    }
+
     /// Physical lines read so far, a last one without its `\n` included.
     pub(crate) fn lines(&self) -> u64 {
         self.newlines + u64::from(self.tail)
@@ -190,7 +211,7 @@ impl JsonArray {
 
     /// One byte outside any element: `Some(byte)` when it begins one.
     fn between(&mut self, byte: u8, out: &mut dyn FnMut(Piece<'_>)) -> Option<u8> {
-        if self.expect == Expect::Open && !self.started {
+        if !self.started {
             if BOM.get(usize::from(self.bom)) == Some(&byte) {
                 self.bom += 1;
                 return None;
@@ -246,6 +267,16 @@ impl JsonArray {
                 bad(format!(
                     "expected the end of the input after the array closed on line {}, found {}: the rest of the input is read past",
                     self.closed_line,
+                    shown(byte)
+                ));
+            }
+            (Expect::Document, _) if begins_value(byte) => return Some(byte),
+            (Expect::DocumentStray, b'{' | b'[' | b'"') => return Some(byte),
+            (Expect::DocumentStray, _) => {}
+            (Expect::Document, _) => {
+                self.expect = Expect::DocumentStray;
+                bad(format!(
+                    "expected a JSON value, found {}: read past up to the next `{{`, `[` or `\"`",
                     shown(byte)
                 ));
             }
@@ -335,7 +366,7 @@ impl JsonArray {
     /// The element ends with `last` (its bytes in this piece): handed on,
     /// or reported when it is past the limit.
     fn complete(&mut self, last: &[u8], limit: usize, out: &mut dyn FnMut(Piece<'_>)) {
-        self.expect = Expect::CommaOrClose;
+        self.expect = if self.documents { Expect::Document } else { Expect::CommaOrClose };
         let line = self.line;
         if let Some(skipped) = self.skipping.take() {
             return out(Piece::TooLong { line, bytes: skipped + last.len() as u64 });
@@ -365,7 +396,12 @@ impl JsonArray {
             self.complete(&[], limit, out);
         }
         let reason = match self.expect {
-            Expect::Open | Expect::SkipToOpen | Expect::Closed | Expect::Lost => return,
+            Expect::Open
+            | Expect::SkipToOpen
+            | Expect::Closed
+            | Expect::Lost
+            | Expect::Document
+            | Expect::DocumentStray => return,
             Expect::InElement => {
                 let read = self.skipping.unwrap_or(self.held.len() as u64);
                 format!(
@@ -391,6 +427,8 @@ pub(crate) enum Detected {
     Undecided,
     /// A JSON array body.
     Array,
+    /// A JSON document: a `{` alone on the first line.
+    Document,
     /// JSON lines or SSE.
     Lines,
 }
@@ -403,6 +441,8 @@ enum Seen {
     Nothing,
     /// A `[`, and the rest of its line so far.
     FirstLine,
+    /// A `{`, and only whitespace after it on its line so far.
+    Brace,
     /// A `[` closed by its `]` on the same line, and whitespace since.
     Closed,
 }
@@ -418,6 +458,14 @@ enum Seen {
 /// at most `limit` bytes, past which the input is an array (such a line
 /// would be read past as too long anyway, and an array's elements can
 /// still be read).
+///
+/// An input whose first byte other than whitespace is `{` is a JSON
+/// document when that `{` is alone on its line, as every pretty-printer
+/// writes an object (`jq`, `JSON.stringify(v, null, 2)`, Python's
+/// `json.dump(v, indent=2)`), and JSON lines otherwise: a JSON line holds
+/// more than a brace, even one cut short or with its braces unbalanced,
+/// whose bad line is then reported alone rather than taking the lines
+/// after it into one document.
 ///
 /// The reading is incremental: each call goes on from where the last one
 /// stopped, so that a head held while undecided is read once in all.
@@ -450,6 +498,10 @@ impl Detect {
                     self.seen = Seen::FirstLine;
                     self.depth = 1;
                 }
+                Seen::Nothing if byte == b'{' => self.seen = Seen::Brace,
+                Seen::Brace if byte == b'\n' => return Detected::Document,
+                Seen::Brace if is_space(byte) => {}
+                Seen::Brace => return Detected::Lines,
                 Seen::Nothing => return Detected::Lines,
                 // A line break before the array closes: not one JSON line.
                 Seen::FirstLine if byte == b'\n' => return Detected::Array,
@@ -485,10 +537,10 @@ impl Detect {
         }
     }
 
-    /// The answer when no more is read: whitespace only is lines, an
-    /// array not yet followed by anything is an array body.
+    /// The answer when no more is read: whitespace only, or a lone `{`,
+    /// is lines; an array not yet followed by anything is an array body.
     fn at_the_end(&self) -> Detected {
-        if self.seen == Seen::Nothing {
+        if matches!(self.seen, Seen::Nothing | Seen::Brace) {
             Detected::Lines
         } else {
             Detected::Array
@@ -622,6 +674,41 @@ mod tests {
     }
 
     #[test]
+    fn documents_are_split_with_their_lines() {
+        let documents = |input: &str| {
+            let mut splitter = JsonArray::documents();
+            let mut seen = Vec::new();
+            let mut out = |piece: Piece<'_>| {
+                seen.push(match piece {
+                    Piece::Element { line, json } => format!("{line} {}", String::from_utf8_lossy(json)),
+                    Piece::Bad { line, reason } => format!("{line} bad: {reason}"),
+                    Piece::TooLong { line, bytes } => format!("{line} too long: {bytes}"),
+                })
+            };
+            for piece in input.as_bytes().chunks(3) {
+                splitter.feed(piece, 30, &mut out);
+            }
+            splitter.end(30, &mut out);
+            (seen, splitter.lines())
+        };
+        let (seen, lines) = documents("\u{feff}{\n  \"a\": \"}\\\"\"\n}\n{\"b\": [1]}\n");
+        assert_eq!(seen, ["1 {\n  \"a\": \"}\\\"\"\n}", "4 {\"b\": [1]}"]);
+        assert_eq!(lines, 4);
+        let (seen, _) = documents("{\n}\n, x {\"c\":1}\n{\"d\":");
+        assert_eq!(
+            seen,
+            [
+                "1 {\n}",
+                "3 bad: expected a JSON value, found `,`: read past up to the next `{`, `[` or `\"`",
+                "3 {\"c\":1}",
+                "4 bad: the input ended 5 bytes into the element that began on line 4: it is not read"
+            ]
+        );
+        let (seen, _) = documents(&format!("{{\"t\":\"{}\"}}\n{{}}", "x".repeat(40)));
+        assert_eq!(seen, ["1 too long: 48", "2 {}"]);
+    }
+
+    #[test]
     fn lines_are_counted() {
         let mut array = JsonArray::default();
         array.feed(b"[\n{}\n", 100, &mut |_| {});
@@ -636,7 +723,11 @@ mod tests {
 
     #[test]
     fn an_array_is_told_from_lines() {
-        assert_eq!(detect("{\"a\":1}", false), Detected::Lines);
+        assert_eq!(detect("{\"a\":1}", false), Detected::Lines, "one JSON line");
+        assert_eq!(detect("{\"a\":{\"b\":", false), Detected::Lines, "a JSON line cut short");
+        assert_eq!(detect("\u{feff}\n{ \r\n  \"a\": 1\n}\n", false), Detected::Document, "pretty-printed");
+        assert_eq!(detect(" { \t", false), Detected::Undecided, "the brace's line goes on");
+        assert_eq!(detect("{", true), Detected::Lines, "a lone brace ends the input");
         assert_eq!(detect("data: [", false), Detected::Lines);
         assert_eq!(detect("\u{feff} \n[\n", false), Detected::Array, "pretty-printed");
         assert_eq!(detect("[{\"a\":\"]\"}", false), Detected::Undecided, "the first line goes on");

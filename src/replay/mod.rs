@@ -4,7 +4,8 @@
 //! This is what `roundup replay` runs, and what the conformance tests run
 //! through the library. Lines are framed (raw JSON lines, or SSE `data:`
 //! events; or, told by their first bytes, binary AWS event-stream frames
-//! or the elements of one JSON array), translated by the input format's
+//! or the elements of one JSON array, or the values of a pretty-printed
+//! JSON document), translated by the input format's
 //! [`Adapter`], applied to the
 //! builder of their session, and what the builders deliver is written by
 //! the output format's [`Encoder`](crate::encoders::Encoder).

@@ -198,8 +198,9 @@ impl Replayer {
         }
         self.sniffing = false;
         let head = std::mem::take(&mut self.partial);
-        if detected == Detected::Array {
-            self.array = Some(JsonArray::default());
+        if detected == Detected::Array || detected == Detected::Document {
+            self.array =
+                Some(if detected == Detected::Document { JsonArray::documents() } else { JsonArray::default() });
             self.read_array(&head, observer);
         } else {
             self.lines(&head, observer);

@@ -17,6 +17,7 @@ mod conservation;
 mod deepwork;
 mod example;
 mod gemini;
+mod gemini_cli_chat;
 mod history;
 mod hostile;
 mod json_array;

@@ -51,6 +51,7 @@ _InputFormat = Literal[
     "ollama",
     "gemini",
     "gemini-cli",
+    "gemini-cli-chat",
     "ai-sdk",
     "bedrock",
 ]

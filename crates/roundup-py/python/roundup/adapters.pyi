@@ -24,6 +24,7 @@ __all__ = [
     "ollama",
     "gemini",
     "gemini_cli",
+    "gemini_cli_chat",
     "ai_sdk",
     "bedrock",
 ]
@@ -51,5 +52,6 @@ codex_rollout: _Format
 ollama: _Format
 gemini: _Format
 gemini_cli: _Format
+gemini_cli_chat: _Format
 ai_sdk: _Format
 bedrock: _Format

@@ -1,0 +1,543 @@
+//! The Gemini CLI chat adapter: the recordings Gemini CLI keeps of its
+//! sessions (`~/.gemini/tmp/<project>/chats/session-….json` or `.jsonl`).
+//!
+//! Two containers hold the same records. An older CLI rewrites one JSON
+//! document per session (`{sessionId, projectHash, startTime, lastUpdated,
+//! messages: […]}`, pretty-printed: the replay reads it as one event, see
+//! the JSON document framing); a newer one appends JSON lines: a metadata
+//! record first, then one record per write of a message, `{"$set": {…}}`
+//! patches of the metadata and `{"$rewindTo": "<id>"}` markers.
+//!
+//! A `user` message is a run: `start`, its prompt kept as run metadata. A
+//! `gemini` message is one model response, a round: its `thoughts`
+//! (summaries) as reasoning, its `content` (a string or a Part list) as
+//! text, its `toolCalls` as calls whose final `args` are the arguments and
+//! whose inline `result` (with its `status`) is the result. A model message
+//! with text and no tool call leaves its round open, so a second one in a
+//! row joins it as a paragraph of its own: rounds close on tool results and
+//! on text after tool calls, never on a message boundary alone.
+//!
+//! Usage is counted once per model message: `tokens.input` already holds
+//! `cached`, and `total` is `input + output + thoughts + tool`. Each message's
+//! counts are kept in its round's metadata, their sum over the run in the
+//! run's, and its `total` is the token gauge (a response with all zero
+//! counts, or none, leaves the gauge alone).
+//!
+//! In the JSON-lines container a message is written again, whole and with
+//! the same id, each time it changes (a tool call merged in, a result
+//! arriving): the last record of an id wins, at the place of its first.
+//! So a prompt's messages are held until the next prompt begins (or the
+//! input ends) and translated then, each once.
+//!
+//! ```
+//! use roundup::adapters::InputFormat;
+//! use roundup::{Call, RoundBuilder, StreamHandler};
+//!
+//! let builder = RoundBuilder::new();
+//! let mut chat = InputFormat::named("gemini-cli-chat").unwrap().adapter();
+//! let document = br#"{"sessionId":"s1","projectHash":"ab","messages":[
+//!   {"id":"u1","type":"user","content":"List files"},
+//!   {"id":"m1","type":"gemini","content":"","tokens":{"input":10,"output":2,"cached":4,"thoughts":3,"tool":0,"total":15},
+//!    "toolCalls":[{"id":"t1","name":"run_shell_command","args":{"command":"ls"},"status":"success",
+//!      "result":[{"functionResponse":{"id":"t1","name":"run_shell_command","response":{"output":"a.txt"}}}]}]},
+//!   {"id":"m2","type":"gemini","content":"One file.","tokens":{"input":20,"output":3,"cached":0,"thoughts":0,"tool":0,"total":23}}]}"#;
+//! chat.translate(document, &mut |_: Option<&str>, call: Call<'_>| builder.call(call)).unwrap();
+//! let rounds = builder.rounds();
+//! assert_eq!(rounds[0].tool_calls[0].arguments, r#"{"command":"ls"}"#);
+//! assert_eq!(rounds[0].tool_calls[0].result.content(), Some("a.txt"));
+//! assert_eq!(rounds[1].message, "One file.");
+//! assert_eq!(builder.summary().last_token_usage, Some(23));
+//! ```
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::support::{json_text, one, parse_event, report, rfc3339_ms};
+use super::{Adapter, CallSink, InputFormat};
+use crate::bad_line::BadLine;
+use crate::call::Call;
+use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
+
+/// The registry row of Gemini CLI chat recordings.
+///
+/// ```
+/// use roundup::adapters::InputFormat;
+/// let chat = &roundup::adapters::gemini_cli_chat::FORMAT;
+/// let metadata = br#"{"sessionId":"s1","projectHash":"ab","startTime":"2026-04-29T21:39:22.319Z","kind":"main"}"#;
+/// assert_eq!(InputFormat::detect(metadata), chat);
+/// assert_eq!(InputFormat::detect(br#"{"$set":{"lastUpdated":"2026-04-29T21:39:33.156Z"}}"#), chat);
+/// ```
+pub static FORMAT: InputFormat = InputFormat {
+    name: "gemini-cli-chat",
+    about: "Gemini CLI's saved chats
+(~/.gemini/tmp/<project>/chats/): one
+pretty-printed JSON document, or JSON
+lines with $set and $rewindTo; a user
+prompt is a run, a model message a
+round; one session",
+    detect: |event: &Map<String, Value>| {
+        let has = |key: &str| event.contains_key(key);
+        let text = |key: &str| event.get(key).and_then(Value::as_str);
+        if event.len() == 1 && (has("$set") || has("$rewindTo")) {
+            return true;
+        }
+        if text("sessionId").is_some() && text("projectHash").is_some() {
+            return true;
+        }
+        text("type") == Some("gemini")
+            && text("id").is_some()
+            && has("timestamp")
+            && (has("toolCalls") || has("tokens") || has("thoughts"))
+    },
+    adapter: || Box::<GeminiCliChatAdapter>::default(),
+};
+
+/// How the last message of a run left it, for the reason it finishes with.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Last {
+    /// Nothing yet, or a prompt no model message answered.
+    #[default]
+    Prompt,
+    /// A model message with no tool call: the answer.
+    Answer,
+    /// A model message whose tool calls wait for the model's next response.
+    Tools,
+    /// A model message with a tool call the user cancelled.
+    Cancelled,
+    /// An `error` notice (an API failure).
+    Error,
+}
+
+/// Translates Gemini CLI chat recordings into calls.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct GeminiCliChatAdapter {
+    /// The session's metadata (the document's or the metadata record's
+    /// fields but its messages, with every `$set` merged in), kept in each
+    /// run's metadata when the run finishes.
+    session: Meta,
+    /// JSON lines: the current prompt's messages, the last record of each
+    /// id, not yet translated.
+    pending: Vec<Value>,
+    /// JSON lines: the ids of the messages translated, whose later records
+    /// can no longer change what was read.
+    done: BTreeSet<String>,
+    /// A run holds something: the next prompt finishes it first.
+    open: bool,
+    last: Last,
+    /// The run's token counts, summed over its model messages.
+    usage: Meta,
+    /// The open round holds text (reasoning) of a model message with no
+    /// tool call: the next message's text (reasoning) is a new paragraph.
+    open_message: bool,
+    open_thought: bool,
+    /// How many tool ids were made up, for a tool call without one.
+    made_up: u64,
+}
+
+impl Adapter for GeminiCliChatAdapter {
+    state_is_self!();
+
+    fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        let record = parse_event(payload)?;
+        let Value::Object(record) = record else {
+            return Err(BadLine::new("not a JSON object"));
+        };
+        if let Some(messages) = record.get("messages").and_then(Value::as_array) {
+            if record.contains_key("sessionId") {
+                // A whole document: every message, and the last run ends
+                // with it.
+                self.merge_session(&record);
+                for message in messages {
+                    self.message(message, calls);
+                }
+                self.finish(calls);
+                return Ok(());
+            }
+        }
+        if let Some(patch) = record.get("$set") {
+            self.set(patch, &record, calls);
+            return Ok(());
+        }
+        if let Some(target) = record.get("$rewindTo") {
+            self.rewind(target, &record, calls);
+            return Ok(());
+        }
+        if record.contains_key("sessionId") && record.contains_key("projectHash") {
+            self.merge_session(&record);
+            return Ok(());
+        }
+        if record.get("type").is_some_and(Value::is_string) {
+            self.record(Value::Object(record), calls);
+            return Ok(());
+        }
+        let detail = format!("gemini-cli-chat: unknown record: {}", Value::Object(record));
+        report(calls, None, AnomalyKind::UnknownEvent, &detail);
+        Ok(())
+    }
+
+    fn end(&mut self, calls: &mut dyn CallSink) {
+        self.flush(calls);
+        self.finish(calls);
+    }
+}
+
+impl GeminiCliChatAdapter {
+    /// Keeps the session's fields (all but its messages).
+    fn merge_session(&mut self, record: &Map<String, Value>) {
+        for (key, value) in record {
+            if key != "messages" {
+                self.session.insert(key.clone(), value.clone());
+            }
+        }
+    }
+
+    /// A message record of the JSON-lines container: replaces the record
+    /// of its id, or is the next message; a prompt translates the one
+    /// before it.
+    fn record(&mut self, message: Value, calls: &mut dyn CallSink) {
+        let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+        if let Some(id) = &id {
+            if self.done.contains(id) {
+                let detail = format!("gemini-cli-chat: a record of a message already read, not read again: {message}");
+                return report(calls, None, AnomalyKind::UnknownContent, &detail);
+            }
+            if let Some(held) = self.pending.iter_mut().find(|m| m.get("id").and_then(Value::as_str) == Some(id)) {
+                *held = message;
+                return;
+            }
+        }
+        if message.get("type").and_then(Value::as_str) == Some("user") {
+            self.flush(calls);
+        }
+        self.pending.push(message);
+    }
+
+    /// A `$set` patch: `messages` replaces the messages not yet read, any
+    /// other field the session's.
+    fn set(&mut self, patch: &Value, record: &Map<String, Value>, calls: &mut dyn CallSink) {
+        let Some(patch) = patch.as_object() else {
+            let detail = format!("gemini-cli-chat: a $set that is not an object: {}", Value::Object(record.clone()));
+            return report(calls, None, AnomalyKind::UnknownContent, &detail);
+        };
+        for (key, value) in patch {
+            if key != "messages" {
+                self.session.insert(key.clone(), value.clone());
+                continue;
+            }
+            let Some(messages) = value.as_array() else {
+                let detail = format!("gemini-cli-chat: $set messages that are not a list: {value}");
+                report(calls, None, AnomalyKind::UnknownContent, &detail);
+                continue;
+            };
+            self.pending.clear();
+            for message in messages {
+                self.record(message.clone(), calls);
+            }
+        }
+    }
+
+    /// A `$rewindTo`: the message of that id and every one after it are
+    /// dropped, when they were not read yet.
+    fn rewind(&mut self, target: &Value, record: &Map<String, Value>, calls: &mut dyn CallSink) {
+        let at = target
+            .as_str()
+            .and_then(|id| self.pending.iter().position(|m| m.get("id").and_then(Value::as_str) == Some(id)));
+        match at {
+            Some(at) => self.pending.truncate(at),
+            None => {
+                let detail = format!(
+                    "gemini-cli-chat: a rewind to a message not held (read already, or never seen): {}",
+                    Value::Object(record.clone())
+                );
+                report(calls, None, AnomalyKind::UnknownContent, &detail);
+            }
+        }
+    }
+
+    /// Translates the messages held.
+    fn flush(&mut self, calls: &mut dyn CallSink) {
+        for message in std::mem::take(&mut self.pending) {
+            if let Some(id) = message.get("id").and_then(Value::as_str) {
+                self.done.insert(id.to_owned());
+            }
+            self.message(&message, calls);
+        }
+    }
+
+    /// Finishes the open run: completed by an answer, failed by an API
+    /// error, canceled by a cancelled tool call, interrupted otherwise (a
+    /// prompt with no answer, tool calls the model never saw the results
+    /// of). The session's metadata and the run's usage go with it.
+    fn finish(&mut self, calls: &mut dyn CallSink) {
+        if !self.open {
+            return;
+        }
+        if !self.session.is_empty() {
+            calls.call(
+                None,
+                Call::RunMeta { meta: &one("gemini_cli_chat_session", Value::Object(self.session.clone())) },
+            );
+        }
+        let reason = match self.last {
+            Last::Answer => FinishReason::Completed,
+            Last::Error => FinishReason::Failed,
+            Last::Cancelled => FinishReason::Canceled,
+            Last::Prompt | Last::Tools => FinishReason::Interrupted,
+        };
+        calls.call(None, Call::Finish { reason });
+        self.open = false;
+        self.last = Last::Prompt;
+        self.usage = Meta::new();
+        self.open_message = false;
+        self.open_thought = false;
+    }
+
+    /// One message of the conversation.
+    fn message(&mut self, message: &Value, calls: &mut dyn CallSink) {
+        if let Some(at_ms) = message.get("timestamp").and_then(Value::as_str).and_then(rfc3339_ms) {
+            calls.clock(at_ms);
+        }
+        match message.get("type").and_then(Value::as_str) {
+            Some("user") => {
+                if self.open {
+                    self.finish(calls);
+                    calls.call(None, Call::Start);
+                }
+                self.open = true;
+                self.last = Last::Prompt;
+                let (prompt, _) = content_text(message.get("content"));
+                let mut meta = one("gemini_cli_chat_prompt", Value::from(prompt));
+                if let Some(id) = message.get("id") {
+                    meta.insert("gemini_cli_chat_prompt_id".into(), id.clone());
+                }
+                calls.call(None, Call::RunMeta { meta: &meta });
+            }
+            Some("gemini") => self.model_message(message, calls),
+            Some(kind @ ("info" | "warning" | "error")) => {
+                self.open = true;
+                let (text, _) = content_text(message.get("content"));
+                if kind == "error" {
+                    self.last = Last::Error;
+                    report(calls, None, AnomalyKind::ProtocolError, &format!("gemini-cli-chat: error: {text}"));
+                } else {
+                    let notice = Value::Array(vec![serde_json::json!({ "type": kind, "content": text })]);
+                    calls.call(None, Call::RoundMeta { meta: &one("gemini_cli_chat_notices", notice) });
+                }
+            }
+            _ => {
+                self.open = true;
+                report(calls, None, AnomalyKind::UnknownEvent, &format!("gemini-cli-chat: unknown message: {message}"));
+            }
+        }
+    }
+
+    /// A `gemini` message: one model response.
+    fn model_message(&mut self, message: &Value, calls: &mut dyn CallSink) {
+        self.open = true;
+        let thought = thoughts_text(message.get("thoughts"));
+        let has_thought = !thought.is_empty();
+        if has_thought {
+            let text = if self.open_thought { format!("\n\n{thought}") } else { thought };
+            calls.call(None, Call::Thought { text: &text });
+        }
+        let (text, unread) = content_text(message.get("content"));
+        for part in unread {
+            let detail = format!("gemini-cli-chat: a part of a model message that is not text: {part}");
+            report(calls, None, AnomalyKind::UnknownContent, &detail);
+        }
+        let has_text = !text.is_empty();
+        if has_text {
+            let text = if self.open_message { format!("\n\n{text}") } else { text };
+            calls.call(None, Call::Message { text: &text });
+        }
+        let mut about = Map::new();
+        for (key, name) in [("id", "id"), ("model", "model"), ("tokens", "tokens")] {
+            if let Some(value) = message.get(key).filter(|v| !v.is_null()) {
+                about.insert(name.into(), value.clone());
+            }
+        }
+        if !about.is_empty() {
+            let meta = one("gemini_cli_chat_messages", Value::Array(vec![Value::Object(about)]));
+            calls.call(None, Call::RoundMeta { meta: &meta });
+        }
+        self.tokens(message.get("tokens"), calls);
+        let tool_calls = message.get("toolCalls").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        // Every call is declared before any result: the first result would
+        // otherwise close the round before the other calls are in it.
+        let ids: Vec<String> = tool_calls.iter().map(|tool_call| self.declare(tool_call, calls)).collect();
+        let mut last = Last::Answer;
+        for (tool_call, id) in tool_calls.iter().zip(&ids) {
+            let answered = result(tool_call, id, calls);
+            if last != Last::Cancelled {
+                last = answered;
+            }
+        }
+        if tool_calls.is_empty() {
+            self.open_message |= has_text;
+            self.open_thought |= has_thought;
+        } else {
+            self.open_message = false;
+            self.open_thought = false;
+        }
+        self.last = last;
+    }
+
+    /// A message's `tokens`: kept in the run's sum, its total the gauge.
+    fn tokens(&mut self, tokens: Option<&Value>, calls: &mut dyn CallSink) {
+        let Some(tokens) = tokens.filter(|t| !t.is_null()) else { return };
+        let Some(counts) = tokens.as_object() else {
+            let detail = format!("gemini-cli-chat: tokens that are not an object: {tokens}");
+            return report(calls, None, AnomalyKind::UnknownContent, &detail);
+        };
+        let count = |key: &str| counts.get(key).and_then(Value::as_u64).unwrap_or(0);
+        // `cached` is part of `input`: never added to the total again.
+        let parts = count("input").saturating_add(count("output")).saturating_add(count("thoughts"));
+        let total = counts.get("total").and_then(Value::as_u64).unwrap_or(parts.saturating_add(count("tool")));
+        for (key, value) in [
+            ("input", count("input")),
+            ("output", count("output")),
+            ("cached", count("cached")),
+            ("thoughts", count("thoughts")),
+            ("tool", count("tool")),
+            ("total", total),
+        ] {
+            let sum = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0).saturating_add(value);
+            self.usage.insert(key.into(), sum.into());
+        }
+        calls.call(None, Call::RunMeta { meta: &one("gemini_cli_chat_usage", Value::Object(self.usage.clone())) });
+        if total > 0 {
+            calls.call(None, Call::TokenUsage { total });
+        }
+    }
+
+    /// One tool call with its final arguments; its id.
+    fn declare(&mut self, tool_call: &Value, calls: &mut dyn CallSink) -> String {
+        let name = tool_call.get("name").and_then(Value::as_str).unwrap_or("");
+        let id = match tool_call.get("id").and_then(Value::as_str) {
+            Some(id) => id.to_owned(),
+            None => {
+                self.made_up = self.made_up.saturating_add(1);
+                format!("gemini-cli-chat-{}", self.made_up)
+            }
+        };
+        let title = tool_call.get("displayName").and_then(Value::as_str).filter(|t| !t.is_empty()).unwrap_or(name);
+        calls.call(None, Call::ToolCall { id: &id, title, name });
+        let args = tool_call.get("args").filter(|a| !a.is_null()).map_or_else(|| "{}".to_owned(), |a| a.to_string());
+        calls.call(None, Call::ArgsSnapshot { id: &id, args: &args });
+        let mut meta = Meta::new();
+        for (key, name) in [("status", "status"), ("resultDisplay", "result_display"), ("description", "description")] {
+            if let Some(value) = tool_call.get(key).filter(|v| !v.is_null()) {
+                meta.insert(format!("gemini_cli_chat_{name}"), value.clone());
+            }
+        }
+        if !meta.is_empty() {
+            calls.call(None, Call::ToolMeta { id: &id, meta: &meta });
+        }
+        id
+    }
+}
+
+/// A tool call's result, when it has one; how it leaves the run.
+fn result(tool_call: &Value, id: &str, calls: &mut dyn CallSink) -> Last {
+    let status = tool_call.get("status").and_then(Value::as_str);
+    let (terminal, last) = match status {
+        Some("success") => (ToolCallStatus::Completed, Last::Tools),
+        Some("error") => (ToolCallStatus::Failed, Last::Tools),
+        Some("cancelled" | "canceled") => (ToolCallStatus::Failed, Last::Cancelled),
+        // Still running, or waiting for approval, when the file was
+        // written: no result yet.
+        None | Some("scheduled" | "validating" | "awaiting_approval" | "executing") => return Last::Tools,
+        Some(_) => {
+            let detail = format!("gemini-cli-chat: a tool call of a status this format does not know: {tool_call}");
+            report(calls, None, AnomalyKind::UnknownStatus, &detail);
+            return Last::Tools;
+        }
+    };
+    if let Some(at_ms) = tool_call.get("timestamp").and_then(Value::as_str).and_then(rfc3339_ms) {
+        calls.clock(at_ms);
+    }
+    let content = result_text(tool_call);
+    calls.call(None, Call::ToolUpdate { id, content: &content, status: terminal });
+    last
+}
+
+/// A message's `content` as text: a string as it is, a Part list's `text`
+/// parts joined; the parts that are not text, for the caller to report.
+fn content_text(content: Option<&Value>) -> (String, Vec<&Value>) {
+    match content {
+        None | Some(Value::Null) => (String::new(), Vec::new()),
+        Some(Value::String(text)) => (text.clone(), Vec::new()),
+        Some(Value::Array(parts)) => {
+            let mut text = String::new();
+            let mut unread = Vec::new();
+            for part in parts {
+                match part.get("text").and_then(Value::as_str) {
+                    Some(piece) => text.push_str(piece),
+                    None if part.is_string() => text.push_str(&json_text(part)),
+                    None => unread.push(part),
+                }
+            }
+            (text, unread)
+        }
+        Some(Value::Object(_)) => {
+            let part = content;
+            match content.and_then(|c| c.get("text")).and_then(Value::as_str) {
+                Some(text) => (text.to_owned(), Vec::new()),
+                None => (String::new(), part.into_iter().collect()),
+            }
+        }
+        Some(other) => (other.to_string(), Vec::new()),
+    }
+}
+
+/// The `thoughts` summaries as reasoning: each one's subject, then its
+/// description, the summaries as paragraphs.
+fn thoughts_text(thoughts: Option<&Value>) -> String {
+    let Some(thoughts) = thoughts.and_then(Value::as_array) else { return String::new() };
+    let texts: Vec<String> = thoughts
+        .iter()
+        .filter_map(|thought| {
+            let field = |key: &str| thought.get(key).and_then(Value::as_str).unwrap_or("");
+            let text = match (field("subject"), field("description")) {
+                ("", "") => thought.as_str().unwrap_or("").to_owned(),
+                (subject, "") => subject.to_owned(),
+                ("", description) => description.to_owned(),
+                (subject, description) => format!("{subject}\n{description}"),
+            };
+            (!text.is_empty()).then_some(text)
+        })
+        .collect();
+    texts.join("\n\n")
+}
+
+/// A tool call's result as text: each `functionResponse`'s `output` (or
+/// `error`), other parts' text, joined by lines; the `resultDisplay` when
+/// the result holds none.
+fn result_text(tool_call: &Value) -> String {
+    let mut texts = Vec::new();
+    let parts: Vec<&Value> = match tool_call.get("result") {
+        Some(Value::Array(parts)) => parts.iter().collect(),
+        Some(part @ Value::Object(_)) => vec![part],
+        Some(Value::String(text)) => return text.clone(),
+        _ => Vec::new(),
+    };
+    for part in parts {
+        if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
+            match response.get("output").or_else(|| response.get("error")) {
+                Some(value) if !value.is_null() => texts.push(json_text(value).into_owned()),
+                _ if !response.is_null() => texts.push(response.to_string()),
+                _ => {}
+            }
+        } else if let Some(text) = part.get("text").and_then(Value::as_str) {
+            texts.push(text.to_owned());
+        }
+    }
+    if texts.is_empty() {
+        if let Some(display) = tool_call.get("resultDisplay").filter(|d| !d.is_null()) {
+            return json_text(display).into_owned();
+        }
+    }
+    texts.join("\n")
+}
