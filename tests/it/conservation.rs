@@ -99,6 +99,11 @@ proptest! {
     }
 
     #[test]
+    fn gemini_cli_chat_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
+        conserved("gemini-cli-chat", &script)?;
+    }
+
+    #[test]
     fn bedrock_loses_nothing(script in prop::collection::vec(any::<u8>(), 0..240)) {
         conserved("bedrock", &script)?;
     }

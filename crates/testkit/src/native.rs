@@ -168,6 +168,7 @@ pub fn native_stream(format: &str, script: &[u8]) -> NativeStream {
             "opencode" => opencode(&mut b, kind, target),
             "gemini" => gemini(&mut b, kind, event[1] % 2, target),
             "gemini-cli" => gemini_cli(&mut b, kind, target),
+            "gemini-cli-chat" => gemini_cli_chat(&mut b, kind),
             "ai-sdk" => ai_sdk(&mut b, kind, target),
             "bedrock" => bedrock(&mut b, kind, target),
             other => panic!("no generator for {other}"),
@@ -1358,6 +1359,43 @@ fn bedrock(b: &mut Builder, kind: u8, target: u8) {
 }
 
 /// Gemini CLI `stream-json` lines.
+/// Gemini CLI's saved chat in its JSON lines layout: a session line, user
+/// prompts, model messages (text, thoughts, tool calls with their results
+/// inside), `$set` lines and records of kinds the adapter does not know.
+fn gemini_cli_chat(b: &mut Builder, kind: u8) {
+    match kind % 8 {
+        0 => b.push(json!({"sessionId": "chat", "startTime": "2026-04-29T21:39:22.319Z", "kind": "main"})),
+        1 => {
+            let (id, m) = (b.fresh_id(), b.latest("prompt".into()));
+            b.push(json!({"id": format!("u{id}"), "type": "user", "content": [{"text": m}]}));
+        }
+        2 | 3 => {
+            let (id, m) = (b.fresh_id(), b.marker());
+            b.push(json!({"id": format!("g{id}"), "type": "gemini", "content": m, "tokens": {"input": 10, "output": 2, "total": 12}}));
+        }
+        4 => {
+            let (id, m) = (b.fresh_id(), b.marker());
+            b.push(json!({"id": format!("g{id}"), "type": "gemini", "content": "",
+                "thoughts": [{"subject": "Plan", "description": m}]}));
+        }
+        5 => {
+            let (message, call) = (b.fresh_id(), b.fresh_id());
+            let args = b.arguments(&call);
+            let output = b.result(&call);
+            b.push(json!({"id": format!("g{message}"), "type": "gemini", "content": "", "toolCalls": [{
+                "id": call, "name": "run_shell_command", "args": {"command": args}, "status": "success",
+                "result": [{"functionResponse": {"id": call, "name": "run_shell_command", "response": {"output": output}}}],
+            }]}));
+        }
+        6 => b.push(json!({"$set": {"lastUpdated": "2026-04-29T21:40:00.000Z"}})),
+        _ => {
+            // (A record of an id read before rewrites it: each its own.)
+            let (id, m) = (b.fresh_id(), b.marker());
+            b.push(json!({"id": format!("x{id}"), "type": "mystery", "note": m}));
+        }
+    }
+}
+
 fn gemini_cli(b: &mut Builder, kind: u8, target: u8) {
     let line = |kind: &str, mut rest: Value| {
         rest["type"] = kind.into();
