@@ -219,6 +219,28 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
         ("ai-sdk", "token_usage") => {
             vec![json!({"type": "message-metadata", "messageMetadata": {"usage": {"totalTokens": op["total"]}}})]
         }
+        // Session logs: one API message a round, a block a line (Claude
+        // Code), or Responses items (Codex); results as the host's lines.
+        ("claude-transcript", kind @ ("message" | "thought" | "tool_call")) => {
+            let block = match kind {
+                "message" => json!({"type": "text", "text": s("text")}),
+                "thought" => json!({"type": "thinking", "thinking": s("text")}),
+                _ => json!({"type": "tool_use", "id": id, "name": s("title"), "input": {}}),
+            };
+            vec![json!({"type": "assistant", "sessionId": "s", "requestId": format!("req_{round}"),
+                "message": {"id": format!("msg_{round}"), "role": "assistant", "model": "claude",
+                    "content": [block], "usage": {"input_tokens": 10, "output_tokens": 1}}})]
+        }
+        ("claude-transcript", "tool_update") if completed => vec![json!({"type": "user", "sessionId": "s",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": s("content")}]}})],
+        ("codex-rollout", "message") => vec![json!({"type": "response_item", "payload": {"type": "message",
+            "role": "assistant", "content": [{"type": "output_text", "text": s("text")}]}})],
+        ("codex-rollout", "thought") => vec![json!({"type": "response_item", "payload": {"type": "reasoning",
+            "summary": [{"type": "summary_text", "text": s("text")}]}})],
+        ("codex-rollout", "tool_call") => vec![json!({"type": "response_item", "payload": {"type": "function_call",
+            "name": s("title"), "arguments": "{}", "call_id": id}})],
+        ("codex-rollout", "tool_update") if completed => vec![json!({"type": "response_item", "payload":
+            {"type": "function_call_output", "call_id": id, "output": s("content")}})],
         // Bedrock in the SDKs' shape: reasoning on block 0, text on block
         // 1, tools from block 2, the host's results between responses.
         ("bedrock", "message") => {
