@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use proptest::prelude::*;
-use roundup::{ReplayCheckpoint, ReplayOptions, Replayer};
-use roundup_testkit::capture::{clean_replay, of_type, options, parse_output, replay_lines};
+use roundup::{ReplayOptions, Replayer};
+use roundup_testkit::capture::{
+    clean_replay, of_type, options, parse_output, replay_in_pieces, replay_lines, replay_restored_at,
+};
 use roundup_testkit::fixture_files;
 use roundup_testkit::invariants::{check_rounds, check_ui_per_session};
 use serde_json::{json, Value};
@@ -121,22 +123,6 @@ fn anomalies(out: &[Value]) -> Vec<(String, String)> {
         .iter()
         .map(|a| (a["kind"].as_str().unwrap().to_owned(), a["detail"].as_str().unwrap().to_owned()))
         .collect()
-}
-
-/// The output of `input` fed to a replay in `pieces` (where each piece
-/// ends), as records.
-fn fed_in_pieces(input: &[u8], cuts: &[usize], options: &ReplayOptions) -> Vec<u8> {
-    let mut replayer = Replayer::new(options).unwrap();
-    let mut from = 0;
-    for &cut in cuts.iter().chain([&input.len()]) {
-        let cut = cut.clamp(from, input.len());
-        replayer.feed(&input[from..cut], &mut ());
-        from = cut;
-    }
-    replayer.finish(&mut ());
-    let mut out = Vec::new();
-    replayer.take_output(&mut out);
-    out
 }
 
 /// Every fixture: detected with no `--from` (the binary ones by their
@@ -353,8 +339,8 @@ fn the_transport_chunks_as_they_came_read_as_the_whole_body() {
         at += chunk.len();
         cuts.push(at);
     }
-    let whole = fed_in_pieces(&body, &[], &ReplayOptions::new());
-    assert_eq!(fed_in_pieces(&body, &cuts, &ReplayOptions::new()), whole);
+    let whole = replay_in_pieces(&body, &[], &ReplayOptions::new());
+    assert_eq!(replay_in_pieces(&body, &cuts, &ReplayOptions::new()), whole);
     assert!(whole.starts_with(br#"{"type":"round","run":0,"index":0,"closed_by":"finish","message":"391""#));
 }
 
@@ -362,11 +348,11 @@ fn the_transport_chunks_as_they_came_read_as_the_whole_body() {
 fn frames_cut_at_every_byte_read_the_same() {
     for name in recordings().iter().filter(|n| n.ends_with(".bin")) {
         let body = input(name);
-        let whole = fed_in_pieces(&body, &[], &ReplayOptions::new());
+        let whole = replay_in_pieces(&body, &[], &ReplayOptions::new());
         let every: Vec<usize> = (1..body.len()).collect();
-        assert_eq!(fed_in_pieces(&body, &every, &ReplayOptions::new()), whole, "{name}: byte by byte");
+        assert_eq!(replay_in_pieces(&body, &every, &ReplayOptions::new()), whole, "{name}: byte by byte");
         for cut in 0..body.len() {
-            assert_eq!(fed_in_pieces(&body, &[cut], &ReplayOptions::new()), whole, "{name}: cut at {cut}");
+            assert_eq!(replay_in_pieces(&body, &[cut], &ReplayOptions::new()), whole, "{name}: cut at {cut}");
         }
     }
 }
@@ -379,8 +365,8 @@ proptest! {
         let body = input("pydantic-ai-bedrock-thinking-part-stream.bin");
         let mut cuts = cuts;
         cuts.sort_unstable();
-        let whole = fed_in_pieces(&body, &[], &ReplayOptions::new());
-        prop_assert_eq!(fed_in_pieces(&body, &cuts, &ReplayOptions::new()), whole);
+        let whole = replay_in_pieces(&body, &[], &ReplayOptions::new());
+        prop_assert_eq!(replay_in_pieces(&body, &cuts, &ReplayOptions::new()), whole);
     }
 }
 
@@ -453,7 +439,7 @@ fn a_frame_over_the_line_limit_is_read_past() {
     assert!(detail.starts_with("frame 2: longer than 1000 bytes ("), "{detail}");
     assert_eq!(rounds(&out)[0]["message"], "ok");
     let cuts: Vec<usize> = (0..body.len()).step_by(7).collect();
-    assert_eq!(fed_in_pieces(&body, &cuts, &options), fed_in_pieces(&body, &[], &options));
+    assert_eq!(replay_in_pieces(&body, &cuts, &options), replay_in_pieces(&body, &[], &options));
 }
 
 #[test]
@@ -726,19 +712,9 @@ fn a_frame_that_is_not_json_is_a_bad_frame() {
 #[test]
 fn a_checkpoint_inside_a_frame_continues_it() {
     let body = input("pydantic-ai-bedrock-code-execution-tool-stream.bin");
-    let whole = fed_in_pieces(&body, &[], &ReplayOptions::new());
+    let whole = replay_in_pieces(&body, &[], &ReplayOptions::new());
     for cut in [5, 12, 200, 1_000, body.len() - 3] {
-        let mut first = Replayer::new(&ReplayOptions::new()).unwrap();
-        first.feed(&body[..cut], &mut ());
-        let mut out = Vec::new();
-        first.take_output(&mut out);
-        let saved = first.checkpoint().unwrap().to_json();
-        let mut second = Replayer::new(&ReplayOptions::new()).unwrap();
-        second.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
-        second.feed(&body[cut..], &mut ());
-        second.finish(&mut ());
-        second.take_output(&mut out);
-        assert_eq!(out, whole, "checkpoint at {cut}");
+        assert_eq!(replay_restored_at(&body, cut, &ReplayOptions::new()), whole, "checkpoint at {cut}");
     }
 }
 

@@ -8,7 +8,9 @@ use std::process::Command;
 
 use proptest::prelude::*;
 use roundup::{ReplayCheckpoint, ReplayOptions, Replayer};
-use roundup_testkit::capture::{of_type, options, parse_output, replay_lines, replay_raw};
+use roundup_testkit::capture::{
+    of_type, options, parse_output, replay_in_pieces, replay_lines, replay_raw, replay_restored_at,
+};
 use roundup_testkit::{fixture_files, repo_root};
 use serde_json::Value;
 
@@ -51,39 +53,6 @@ fn gemini_streams() -> Vec<(String, Vec<u8>, Vec<String>)> {
 
 fn records(input: &[u8], from: &str) -> (Vec<u8>, roundup::ReplayStats) {
     replay_raw(input, &options(from, "records"))
-}
-
-/// Feeds `input` cut at `cut`, checkpointing between the pieces and going
-/// on in another replay restored from it.
-fn restored_at(input: &[u8], cut: usize, options: &ReplayOptions) -> Vec<u8> {
-    let mut first = Replayer::new(options).unwrap();
-    first.feed(&input[..cut], &mut ());
-    let mut out = Vec::new();
-    first.take_output(&mut out);
-    let saved = first.checkpoint().unwrap().to_json();
-    let mut second = Replayer::new(options).unwrap();
-    second.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
-    second.feed(&input[cut..], &mut ());
-    second.finish(&mut ());
-    second.take_output(&mut out);
-    out
-}
-
-/// Feeds `input` cut after each of `cuts`.
-fn in_pieces(input: &[u8], cuts: &[usize], options: &ReplayOptions) -> Vec<u8> {
-    let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (input.len() + 1)).collect();
-    cuts.sort_unstable();
-    let mut replayer = Replayer::new(options).unwrap();
-    let mut out = Vec::new();
-    let mut from = 0;
-    for cut in cuts.into_iter().chain([input.len()]) {
-        replayer.feed(&input[from..cut], &mut ());
-        replayer.take_output(&mut out);
-        from = cut;
-    }
-    replayer.finish(&mut ());
-    replayer.take_output(&mut out);
-    out
 }
 
 #[test]
@@ -130,11 +99,11 @@ fn a_body_cut_at_every_byte_or_checkpointed_there_gives_the_same_output() {
         let lines = parse_output(&whole);
         assert_eq!(of_type(&lines, "round")[0]["tool_calls"].as_array().map(Vec::len), Some(2));
         for cut in 0..=body.len() {
-            assert_eq!(in_pieces(body, &[cut], &options), whole, "cut at {cut}");
-            assert_eq!(restored_at(body, cut, &options), whole, "checkpoint at {cut}");
+            assert_eq!(replay_in_pieces(body, &[cut], &options), whole, "cut at {cut}");
+            assert_eq!(replay_restored_at(body, cut, &options), whole, "checkpoint at {cut}");
         }
         let every: Vec<usize> = (0..body.len()).collect();
-        assert_eq!(in_pieces(body, &every, &options), whole, "byte by byte");
+        assert_eq!(replay_in_pieces(body, &every, &options), whole, "byte by byte");
     }
 }
 
@@ -236,7 +205,7 @@ fn an_element_past_the_limit_is_read_past_and_reported() {
     let messages: String = of_type(&lines, "round").iter().map(|r| r["message"].as_str().unwrap()).collect();
     assert_eq!(messages, "ab");
     let pieces: Vec<usize> = (0..input.len()).step_by(97).collect();
-    assert_eq!(in_pieces(input.as_bytes(), &pieces, &options), replay_raw(input.as_bytes(), &options).0);
+    assert_eq!(replay_in_pieces(input.as_bytes(), &pieces, &options), replay_raw(input.as_bytes(), &options).0);
 }
 
 #[test]
@@ -309,9 +278,9 @@ proptest! {
         let lines = parse_output(&whole);
         let messages: String = of_type(&lines, "round").iter().filter_map(|r| r["message"].as_str()).collect();
         prop_assert_eq!(messages, texts.concat());
-        prop_assert_eq!(in_pieces(body.as_bytes(), &cuts, &options), whole.clone());
+        prop_assert_eq!(replay_in_pieces(body.as_bytes(), &cuts, &options), whole.clone());
         if let Some(cut) = cuts.first() {
-            prop_assert_eq!(restored_at(body.as_bytes(), cut % (body.len() + 1), &options), whole);
+            prop_assert_eq!(replay_restored_at(body.as_bytes(), cut % (body.len() + 1), &options), whole);
         }
     }
 }

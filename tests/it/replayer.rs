@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 use roundup::encoders::OutputFormat;
 use roundup::{CheckpointError, ReplayCheckpoint, ReplayOptions, Replayer};
+use roundup_testkit::capture::{replay_in_pieces, replay_restored_at};
 use roundup_testkit::inputs;
 
 /// Every recorded input of the repository: the fixtures of each format and
@@ -14,34 +15,13 @@ fn whole(input: &[u8], options: &ReplayOptions) -> Vec<u8> {
     out
 }
 
-/// Feeds `input` cut after each of `cuts` (offsets, any order), taking the
-/// output between pieces.
-fn in_pieces(input: &[u8], cuts: &[usize], options: &ReplayOptions) -> Vec<u8> {
-    let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (input.len() + 1)).collect();
-    cuts.sort_unstable();
-    let mut replayer = Replayer::new(options).unwrap();
-    let mut out = Vec::new();
-    let mut from = 0;
-    for cut in cuts.into_iter().chain([input.len()]) {
-        replayer.feed(&input[from..cut], &mut ());
-        replayer.take_output(&mut out);
-        from = cut;
-    }
-    replayer.end_input(&mut ());
-    while replayer.finish_next() {
-        replayer.take_output(&mut out);
-    }
-    replayer.take_output(&mut out);
-    out
-}
-
 #[test]
 fn every_input_fed_byte_by_byte_gives_the_output_of_replay() {
     for (name, input) in inputs() {
         let options = ReplayOptions::new();
         let cuts: Vec<usize> = (0..input.len()).collect();
         assert_eq!(
-            String::from_utf8(in_pieces(&input, &cuts, &options)).unwrap(),
+            String::from_utf8(replay_in_pieces(&input, &cuts, &options)).unwrap(),
             String::from_utf8(whole(&input, &options)).unwrap(),
             "{name}"
         );
@@ -219,7 +199,7 @@ proptest! {
         } else {
             ReplayOptions::new()
         };
-        prop_assert_eq!(in_pieces(input, &cuts, &options), whole(input, &options), "{}", name);
+        prop_assert_eq!(replay_in_pieces(input, &cuts, &options), whole(input, &options), "{}", name);
     }
 
     #[test]
@@ -231,16 +211,7 @@ proptest! {
         let (name, input) = &inputs[which.index(inputs.len())];
         let options = ReplayOptions::new();
         let cut = cut.index(input.len() + 1);
-        let mut first = Replayer::new(&options).unwrap();
-        first.feed(&input[..cut], &mut ());
-        let mut out = Vec::new();
-        first.take_output(&mut out);
-        let saved = first.checkpoint().unwrap().to_json();
-        let mut second = Replayer::new(&options).unwrap();
-        second.restore(ReplayCheckpoint::from_json(&saved).unwrap()).unwrap();
-        second.feed(&input[cut..], &mut ());
-        second.finish(&mut ());
-        second.take_output(&mut out);
+        let out = replay_restored_at(input, cut, &options);
         prop_assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(whole(input, &options)).unwrap(), "{} cut at {}", name, cut);
     }
 }

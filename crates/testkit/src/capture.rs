@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use roundup::adapters::InputFormat;
 use roundup::encoders::{Framing, OutputFormat};
-use roundup::{Output, ReplayOptions, ReplayStats, RoundBuilder, SinkRecord, UiEvent, UiFlow};
+use roundup::{
+    Output, ReplayCheckpoint, ReplayOptions, ReplayStats, Replayer, RoundBuilder, SinkRecord, UiEvent, UiFlow,
+};
 use serde_json::Value;
 
 /// A sink record as its output line.
@@ -86,6 +88,45 @@ pub fn replay_raw(input: &[u8], options: &ReplayOptions) -> (Vec<u8>, ReplayStat
     let mut out = Vec::new();
     let stats = roundup::replay(input, &mut out, options, &mut ()).expect("an in-memory replay cannot fail");
     (out, stats)
+}
+
+/// Replays `input` fed cut after each of `cuts` (offsets, in any order,
+/// taken modulo the input's length + 1), the output taken between pieces:
+/// what a reader whose reads end anywhere gets.
+pub fn replay_in_pieces(input: &[u8], cuts: &[usize], options: &ReplayOptions) -> Vec<u8> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (input.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut replayer = Replayer::new(options).expect("a replay in memory");
+    let mut out = Vec::new();
+    let mut from = 0;
+    for cut in cuts.into_iter().chain([input.len()]) {
+        replayer.feed(&input[from..cut], &mut ());
+        replayer.take_output(&mut out);
+        from = cut;
+    }
+    replayer.end_input(&mut ());
+    while replayer.finish_next() {
+        replayer.take_output(&mut out);
+    }
+    replayer.take_output(&mut out);
+    out
+}
+
+/// Replays `input` up to `cut`, saves the replay's checkpoint as JSON, and
+/// goes on with the rest in another replay restored from it: what a worker
+/// moved to another process at that byte writes.
+pub fn replay_restored_at(input: &[u8], cut: usize, options: &ReplayOptions) -> Vec<u8> {
+    let mut first = Replayer::new(options).expect("a replay in memory");
+    first.feed(&input[..cut], &mut ());
+    let mut out = Vec::new();
+    first.take_output(&mut out);
+    let saved = first.checkpoint().expect("a replay's checkpoint").to_json();
+    let mut second = Replayer::new(options).expect("a replay in memory");
+    second.restore(ReplayCheckpoint::from_json(&saved).expect("its own checkpoint reads")).expect("and restores");
+    second.feed(&input[cut..], &mut ());
+    second.finish(&mut ());
+    second.take_output(&mut out);
+    out
 }
 
 /// Replays ops JSONL into records, as `roundup replay --from ops` prints them.
