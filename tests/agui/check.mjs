@@ -11,16 +11,12 @@
 // (no FILE: every conformance vector and every fixture of the repository)
 
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { createServer } from "node:http";
-import { join, dirname, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative } from "node:path";
 import { AbstractAgent, HttpAgent } from "@ag-ui/client";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { from } from "rxjs";
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+import { bin, input, inputFiles, root } from "../inputs.mjs";
 
 // The client warns where it repairs a stream (a tool call started twice, a
 // message it does not know): a stream it has to warn about is not clean, so
@@ -31,32 +27,6 @@ console.warn = (...args) => {
   warnings.push(args.map(String).join(" "));
   warn(...args);
 };
-const bin = process.env.ROUNDUP_BIN ?? join(root, "target", "debug", "roundup");
-
-/** Every file under `dir` (recursively) that is an input: not a README. */
-function inputs(dir) {
-  const out = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...inputs(path));
-    // Notes, expected outputs and an origin's own recording file (whose
-    // stream is a fixture beside it) are not inputs.
-    else if (!/\.(md|txt)$/.test(name) && !/\.(expected\.jsonl|recording\.json)$/.test(name)) out.push(path);
-  }
-  return out;
-}
-
-/** A conformance vector's ops as an ops JSONL file; any other input (a
- * fixture's JSON array body included) as is. */
-const scratch = mkdtempSync(join(tmpdir(), "roundup-agui-"));
-const vectorsDir = join(root, "tests", "vectors");
-function input(file) {
-  if (!file.endsWith(".json") || !resolve(file).startsWith(vectorsDir + sep)) return file;
-  const vector = JSON.parse(readFileSync(file, "utf8"));
-  const ops = join(scratch, `${vector.name}.ops.jsonl`);
-  writeFileSync(ops, vector.ops.map((op) => JSON.stringify(op) + "\n").join(""));
-  return ops;
-}
 
 function replay(file, ...args) {
   const out = execFileSync(bin, ["replay", ...args, input(file)], { maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] });
@@ -284,9 +254,7 @@ async function checkHttpAgent(file) {
   }
 }
 
-const files = process.argv.length > 2
-  ? process.argv.slice(2)
-  : [...inputs(join(root, "tests", "vectors")), ...inputs(join(root, "tests", "fixtures"))];
+const files = inputFiles();
 for (const file of files) await checkFile(file);
 const oneRun = join(root, "tests", "fixtures", "anthropic-messages", "anthropic-sdk-python-tool_use_response.sse");
 await checkBrokenStreamIsRejected(oneRun);

@@ -13,40 +13,10 @@
 // (no FILE: every conformance vector and every fixture of the repository)
 
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, dirname, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { getToolName, isToolUIPart, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, validateUIMessages } from "ai";
-
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const bin = process.env.ROUNDUP_BIN ?? join(root, "target", "debug", "roundup");
-
-/** Every file under `dir` (recursively) that is an input. */
-function inputs(dir) {
-  const out = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...inputs(path));
-    // Notes, expected outputs and an origin's own recording file (whose
-    // stream is a fixture beside it) are not inputs.
-    else if (!/\.(md|txt)$/.test(name) && !/\.(expected\.jsonl|recording\.json)$/.test(name)) out.push(path);
-  }
-  return out;
-}
-
-/** A conformance vector's ops as an ops JSONL file; any other input as is. */
-const scratch = mkdtempSync(join(tmpdir(), "roundup-ai-sdk-"));
-function input(file) {
-  // A vector is a .json of tests/vectors; a .json fixture (a JSON array
-  // body) is an input as it is.
-  if (!file.endsWith(".json") || !resolve(file).startsWith(join(root, "tests", "vectors") + sep)) return file;
-  const vector = JSON.parse(readFileSync(file, "utf8"));
-  const ops = join(scratch, `${vector.name}.ops.jsonl`);
-  writeFileSync(ops, vector.ops.map((op) => JSON.stringify(op) + "\n").join(""));
-  return ops;
-}
+import { bin, input, inputFiles, root } from "../inputs.mjs";
 
 function run(args) {
   return execFileSync(bin, args, { maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] });
@@ -261,9 +231,7 @@ async function checkBrokenStreams(file) {
   record(difference !== undefined, "a stream missing a text delta differs from its records", difference ?? "not caught");
 }
 
-const files = process.argv.length > 2
-  ? process.argv.slice(2)
-  : [...inputs(join(root, "tests", "vectors")), ...inputs(join(root, "tests", "fixtures"))];
+const files = inputFiles();
 for (const file of files) await checkFile(file);
 await checkBrokenStreams(join(root, "tests", "fixtures", "anthropic-messages", "anthropic-sdk-python-tool_use_response.sse"));
 console.log(`${passed} passed, ${failed} failed`);
