@@ -554,7 +554,11 @@ mod tests {
 
     /// Every piece read from `pieces`, as text.
     fn split(pieces: &[&[u8]], limit: usize) -> Vec<String> {
-        let mut array = JsonArray::default();
+        split_by(&mut JsonArray::default(), pieces, limit)
+    }
+
+    /// Every piece `array` reads from `pieces`, as text.
+    fn split_by(array: &mut JsonArray, pieces: &[&[u8]], limit: usize) -> Vec<String> {
         let mut seen = Vec::new();
         let mut out = |piece: Piece<'_>| {
             seen.push(match piece {
@@ -677,18 +681,8 @@ mod tests {
     fn documents_are_split_with_their_lines() {
         let documents = |input: &str| {
             let mut splitter = JsonArray::documents();
-            let mut seen = Vec::new();
-            let mut out = |piece: Piece<'_>| {
-                seen.push(match piece {
-                    Piece::Element { line, json } => format!("{line} {}", String::from_utf8_lossy(json)),
-                    Piece::Bad { line, reason } => format!("{line} bad: {reason}"),
-                    Piece::TooLong { line, bytes } => format!("{line} too long: {bytes}"),
-                })
-            };
-            for piece in input.as_bytes().chunks(3) {
-                splitter.feed(piece, 30, &mut out);
-            }
-            splitter.end(30, &mut out);
+            let pieces: Vec<&[u8]> = input.as_bytes().chunks(3).collect();
+            let seen = split_by(&mut splitter, &pieces, 30);
             (seen, splitter.lines())
         };
         let (seen, lines) = documents("\u{feff}{\n  \"a\": \"}\\\"\"\n}\n{\"b\": [1]}\n");
