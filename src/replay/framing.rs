@@ -1,6 +1,10 @@
 //! Input framing: raw JSON lines, or SSE events whose `data:` lines carry
 //! the payload.
 
+/// The UTF-8 byte order mark some editors put at the start of a file: not
+/// part of the input's first line, element or payload.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// One physical line, as SSE framing sees it.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Framed<'a> {

@@ -41,8 +41,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The UTF-8 byte order mark some editors put at the start of a file.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+use super::framing::BOM;
 /// An element buffer grown past this by one huge element is released
 /// afterwards, so that one large element does not keep its memory for the
 /// rest of the input.

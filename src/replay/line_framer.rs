@@ -2,10 +2,7 @@
 //! events whose `data:` lines carry the payload) for a caller that has the
 //! lines and drives an adapter itself.
 
-use super::framing::{frame, Framed};
-
-/// A UTF-8 byte order mark, which a file saved with one begins with.
-const BOM: &[u8] = b"\xef\xbb\xbf";
+use super::framing::{frame, Framed, BOM};
 
 /// What a line completes: a payload for an adapter, or an SSE event that
 /// grew past the limit, read past and not held.

@@ -20,6 +20,7 @@ use crate::wire::OutputLine;
 
 use super::checkpoint::ReplayCheckpoint;
 use super::eventstream::{self, EventStream, Frame, Sniffed};
+use super::framing::BOM;
 use super::json_array::{Detect, Detected, JsonArray, Piece};
 use super::line_framer::{LineFramer, Payload};
 use super::sessions::Sessions;
@@ -30,8 +31,6 @@ use crate::machine::CheckpointError;
 /// past before it gives up looking and reads the input as the first
 /// format of the registry.
 const UNDECIDED_AT_MOST: usize = 64;
-/// The UTF-8 byte order mark some editors put at the start of a file.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// A partial line grown past this by one huge line is released afterwards.
 const KEEP_LINE_CAPACITY: usize = 1 << 20;
 
