@@ -80,6 +80,33 @@ reads",
     encoder: || Box::<AguiEncoder>::default(),
 };
 
+/// A run's end as AG-UI says it, by SPEC v3's finish reason: `RUN_FINISHED`
+/// with `outcome` success (completed) or cancelled (canceled), none when
+/// the input ended with the run open; `RUN_ERROR` for a failed run, which
+/// ends that run's stream (the thread's next run starts anew), its thread
+/// and run in `metadata.roundup` since the event names neither. The last
+/// token gauge as `usage`.
+pub(super) fn run_end(thread: &str, run_id: &str, reason: Option<FinishReason>, usage: Option<u64>) -> Value {
+    let mut end = match reason {
+        Some(FinishReason::Failed) => json!({
+            "type": "RUN_ERROR",
+            "message": "the run failed (the records' anomalies say why)",
+            "code": "failed",
+            "metadata": {"roundup": {"threadId": thread, "runId": run_id}},
+        }),
+        _ => json!({"type": "RUN_FINISHED", "threadId": thread, "runId": run_id}),
+    };
+    match reason {
+        Some(FinishReason::Completed) => end["outcome"] = json!({"type": "success"}),
+        Some(FinishReason::Canceled) => end["outcome"] = json!({"type": "cancelled"}),
+        _ => {}
+    }
+    if let Some(total) = usage {
+        end["usage"] = json!([{"totalTokens": total}]);
+    }
+    end
+}
+
 /// The thread of events without a session.
 const UNNAMED: &str = "roundup";
 
@@ -360,30 +387,7 @@ impl Thread {
                 for (_, _, result) in std::mem::take(&mut self.waiting) {
                     emit(result);
                 }
-                let mut end = match reason {
-                    // A run that failed is AG-UI's error: it ends the run's
-                    // stream (a client reads each run on a connection of
-                    // its own, and the thread's next run on the next).
-                    FinishReason::Failed => json!({
-                        "type": "RUN_ERROR",
-                        "message": "the run failed (the records' anomalies say why)",
-                        "code": "failed",
-                    }),
-                    _ => json!({"type": "RUN_FINISHED", "threadId": thread, "runId": self.run_id(thread)}),
-                };
-                match reason {
-                    FinishReason::Completed => end["outcome"] = json!({"type": "success"}),
-                    FinishReason::Canceled => end["outcome"] = json!({"type": "cancelled"}),
-                    // Cut short by the end of the input: no outcome says so.
-                    _ => {}
-                }
-                if reason == FinishReason::Failed {
-                    end["metadata"] = json!({"roundup": {"threadId": thread, "runId": self.run_id(thread)}});
-                }
-                if let Some(total) = self.usage {
-                    end["usage"] = json!([{"totalTokens": total}]);
-                }
-                emit(end);
+                emit(run_end(thread, &self.run_id(thread), Some(reason), self.usage));
             }
             // Empty fragments, and what later versions add.
             _ => {}

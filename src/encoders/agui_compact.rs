@@ -35,8 +35,9 @@
 
 use serde_json::{json, Value};
 
+use super::agui::run_end;
 use super::{Encoder, Frames, OutputFormat, Reads};
-use crate::model::{FinishReason, Round, Summary, ToolResult};
+use crate::model::{Round, Summary, ToolResult};
 use crate::sink::SinkRecord;
 use crate::wire;
 
@@ -173,23 +174,7 @@ impl AguiCompactEncoder {
             json!({"type": "RUN_STARTED", "threadId": thread, "runId": run_id}),
             json!({"type": "MESSAGES_SNAPSHOT", "messages": self.messages}),
         ];
-        let mut end = match summary.finish_reason {
-            Some(FinishReason::Failed) => json!({
-                "type": "RUN_ERROR",
-                "message": "the run failed (the records' anomalies say why)",
-                "code": "failed",
-                "metadata": {"roundup": {"threadId": thread, "runId": run_id}},
-            }),
-            _ => json!({"type": "RUN_FINISHED", "threadId": thread, "runId": run_id}),
-        };
-        match summary.finish_reason {
-            Some(FinishReason::Completed) => end["outcome"] = json!({"type": "success"}),
-            Some(FinishReason::Canceled) => end["outcome"] = json!({"type": "cancelled"}),
-            _ => {}
-        }
-        if let Some(total) = summary.last_token_usage {
-            end["usage"] = json!([{"totalTokens": total}]);
-        }
+        let end = run_end(thread, &run_id, summary.finish_reason, summary.last_token_usage);
         events.push(end);
         for event in &events {
             out.frame(|buf| wire::write_json(buf, event));
