@@ -161,11 +161,7 @@ impl AguiCompactEncoder {
 
     /// The run's end: its start, the snapshot, and how it ended.
     fn run_end(&mut self, summary: &Summary, out: &mut Frames) {
-        let held_nothing = summary.rounds == 0
-            && summary.anomalies == 0
-            && summary.last_token_usage.is_none()
-            && summary.meta.is_empty();
-        if held_nothing && self.messages.is_empty() {
+        if super::held_nothing(summary) && self.messages.is_empty() {
             return;
         }
         let thread = summary.session.as_deref().unwrap_or(UNNAMED);

@@ -272,11 +272,7 @@ impl Encoder for HistoryEncoder {
                 let items = (self.render)(&history, summary);
                 // A run that held nothing at all (an empty input) has no
                 // history; one that failed before any output still says so.
-                let held_nothing = summary.rounds == 0
-                    && summary.anomalies == 0
-                    && summary.last_token_usage.is_none()
-                    && summary.meta.is_empty();
-                if items.is_empty() && held_nothing {
+                if items.is_empty() && super::held_nothing(summary) {
                     return;
                 }
                 let mut line = Map::new();

@@ -52,6 +52,14 @@ pub static REGISTRY: &[&OutputFormat] = &[
 
 mod history;
 
+/// Whether a run held nothing at all (an empty input's run: no round, no
+/// anomaly, no token reading, no metadata). Its summary is still a record
+/// (SPEC: one summary a run), but the outputs made for a reader (a UI, a
+/// provider's history) say nothing of it.
+pub(crate) fn held_nothing(summary: &crate::model::Summary) -> bool {
+    summary.rounds == 0 && summary.anomalies == 0 && summary.last_token_usage.is_none() && summary.meta.is_empty()
+}
+
 /// Turns delivered output into the bytes of one output format.
 ///
 /// An encoder reads either the records for persistence (rounds, stitches,
