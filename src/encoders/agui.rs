@@ -199,12 +199,14 @@ impl Thread {
     /// Starts a held call that has a machine name now (`TOOL_CALL_START`,
     /// live); one named only by its title waits for its round to close.
     fn start_if_named(&mut self, thread: &str, id: &str, emit: &mut dyn FnMut(Value)) {
-        let message_id = self.message_id(thread);
-        let tool_call_id = self.call_id(thread, id);
-        let Some(call) = self.held(id) else { return };
-        if !call.started_as.is_empty() || call.name.is_empty() {
+        let starts = |call: &HeldCall| call.started_as.is_empty() && !call.name.is_empty();
+        if !self.calls.iter().rev().find(|call| call.id == id).is_some_and(starts) {
             return;
         }
+        // Its ids are made only for a call that starts (a declaration and
+        // each title change ask).
+        let (message_id, tool_call_id) = (self.message_id(thread), self.call_id(thread, id));
+        let Some(call) = self.held(id) else { return };
         call.started_as.clone_from(&call.name);
         emit(json!({
             "type": "TOOL_CALL_START",
