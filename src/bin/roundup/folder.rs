@@ -21,12 +21,10 @@ pub fn recordings(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
-        let entries =
-            std::fs::read_dir(&folder).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", folder.display())))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", folder.display())))?;
+        for entry in std::fs::read_dir(&folder).map_err(at(&folder))? {
+            let entry = entry.map_err(at(&folder))?;
             let path = entry.path();
-            let kind = entry.file_type().map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let kind = entry.file_type().map_err(at(&path))?;
             if kind.is_dir() {
                 folders.push(path);
             } else if is_recording(&path) {
@@ -41,6 +39,11 @@ pub fn recordings(dir: &Path) -> io::Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
+}
+
+/// An error of reading `path`, naming it (made only when one happens).
+fn at(path: &Path) -> impl FnOnce(io::Error) -> io::Error + '_ {
+    move |e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 fn is_recording(path: &Path) -> bool {
