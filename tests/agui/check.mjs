@@ -17,6 +17,7 @@ import { AbstractAgent, HttpAgent } from "@ag-ui/client";
 import { EventSchemas } from "@ag-ui/core/schemas";
 import { from } from "rxjs";
 import { bin, input, inputFiles, root } from "../inputs.mjs";
+import { finish, record } from "../tally.mjs";
 
 // The client warns where it repairs a stream (a tool call started twice, a
 // message it does not know): a stream it has to warn about is not clean, so
@@ -113,15 +114,6 @@ function found(messages, e) {
   return messages.filter((m) => m.role === "tool" && m.toolCallId === e.result)[e.nth]?.content;
 }
 
-let passed = 0;
-let failed = 0;
-function record(ok, what, detail) {
-  if (ok) passed += 1;
-  else {
-    failed += 1;
-    console.log(`FAIL ${what}${detail ? `: ${detail}` : ""}`);
-  }
-}
 
 /** Runs one thread's events through the client; the rebuilt messages and
  * the runs it was told failed (`RUN_ERROR`, which the client takes as the
@@ -259,5 +251,4 @@ for (const file of files) await checkFile(file);
 const oneRun = join(root, "tests", "fixtures", "anthropic-messages", "anthropic-sdk-python-tool_use_response.sse");
 await checkBrokenStreamIsRejected(oneRun);
 await checkHttpAgent(oneRun);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

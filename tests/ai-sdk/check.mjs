@@ -17,6 +17,7 @@ import { join, relative } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { getToolName, isToolUIPart, parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, validateUIMessages } from "ai";
 import { bin, input, inputFiles, root } from "../inputs.mjs";
+import { finish, record } from "../tally.mjs";
 
 function run(args) {
   return execFileSync(bin, args, { maxBuffer: 1 << 30, stdio: ["ignore", "pipe", "ignore"] });
@@ -146,15 +147,6 @@ function compare(message, rounds, stitches, summary) {
   return undefined;
 }
 
-let passed = 0;
-let failed = 0;
-function record(ok, what, detail) {
-  if (ok) passed += 1;
-  else {
-    failed += 1;
-    console.log(`FAIL ${what}${detail ? `: ${detail}` : ""}`);
-  }
-}
 
 /** One session of one input: parsed, built, compared, validated. */
 async function checkSession(file, session, lines) {
@@ -234,5 +226,4 @@ async function checkBrokenStreams(file) {
 const files = inputFiles();
 for (const file of files) await checkFile(file);
 await checkBrokenStreams(join(root, "tests", "fixtures", "anthropic-messages", "anthropic-sdk-python-tool_use_response.sse"));
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();
