@@ -85,6 +85,14 @@ proptest! {
         let lines = replay(&steps, "records");
         let fed: Vec<Fed> = steps.iter().filter_map(|s| Fed::of(s.session, &s.call())).collect();
         prop_assert_eq!(&fed, &Fed::from_jsonl(jsonl(&steps).as_bytes()));
+        // The same calls as a JSON array body and as a pretty-printed
+        // document feed the same, as the replay frames them.
+        let values: Vec<Value> = jsonl(&steps).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let array = serde_json::to_vec_pretty(&values).unwrap();
+        let document: String = values.iter().map(|v| serde_json::to_string_pretty(v).unwrap() + "\n").collect();
+        for framed in [array, document.into_bytes(), jsonl(&steps).into_bytes()] {
+            prop_assert_eq!(Some(fed.clone()), Fed::from_input(&framed));
+        }
         if let Err(e) = check_nothing_lost(&fed, &lines) {
             prop_assert!(false, "{}\n{}", e, jsonl(&steps));
         }

@@ -197,6 +197,44 @@ impl Fed {
             .collect()
     }
 
+    /// What an ops input feeds, framed the way the replay frames it: a
+    /// JSON array body when its first byte other than whitespace (after a
+    /// byte order mark) is `[`, a JSON document when it is a `{` alone on
+    /// its line, JSON lines otherwise.
+    ///
+    /// `None` when an array or a document does not parse whole: where a
+    /// broken value ends is then the splitter's own recovery, which an
+    /// oracle cannot restate without copying it.
+    pub fn from_input(input: &[u8]) -> Option<Vec<Fed>> {
+        let body = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+        let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+        let Some(start) = body.iter().position(|b| !space(b)) else {
+            return Some(Fed::from_jsonl(input));
+        };
+        let rest = &body[start..];
+        let first_line = rest.split(|b| *b == b'\n').next().unwrap_or_default();
+        let elements: Vec<&[u8]> = if rest[0] == b'[' {
+            let array: Vec<&serde_json::value::RawValue> = serde_json::from_slice(body).ok()?;
+            array.iter().map(|element| element.get().as_bytes()).collect()
+        } else if rest[0] == b'{' && first_line[1..].iter().all(space) {
+            let values = serde_json::Deserializer::from_slice(body).into_iter::<&serde_json::value::RawValue>();
+            let mut elements = Vec::new();
+            for value in values {
+                elements.push(value.ok()?.get().as_bytes());
+            }
+            elements
+        } else {
+            return Some(Fed::from_jsonl(input));
+        };
+        Some(
+            elements
+                .into_iter()
+                .filter_map(|element| OpsLine::parse(element).ok())
+                .filter_map(|line| Fed::of(line.session(), &line.call().ok()??))
+                .collect(),
+        )
+    }
+
     fn session(&self) -> &Option<String> {
         match self {
             Fed::Message(s, _) | Fed::Thought(s, _) | Fed::Terminal(s, ..) | Fed::Output(s, ..) => s,
