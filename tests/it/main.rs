@@ -31,5 +31,7 @@ mod providers;
 mod records;
 mod replayer;
 mod router;
+#[cfg(feature = "sqlite")]
+mod store;
 mod stress;
 mod uagent;

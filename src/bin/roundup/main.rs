@@ -14,7 +14,9 @@ mod color;
 mod compressed;
 mod filter;
 mod folder;
+mod ingest;
 mod input;
+mod stats;
 
 use args::{Cli, Command, InputArgs};
 use filter::{Filter, Filtered};
@@ -306,6 +308,25 @@ fn main() -> ExitCode {
     };
     let replay = match cli.command {
         Command::Formats => return print(&formats()),
+        Command::Ingest(ingest) => {
+            return match ingest::run(ingest) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(error) => {
+                    eprintln!("roundup: {error}");
+                    ExitCode::from(1)
+                }
+            };
+        }
+        Command::Stats(stats) => {
+            return match stats::run(&stats) {
+                Ok(text) => print(&text),
+                Err(error) => {
+                    eprintln!("roundup: {error}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "roundup", &mut io::stdout());
             return ExitCode::SUCCESS;
