@@ -20,6 +20,8 @@ mod gemini;
 mod gemini_cli_chat;
 mod history;
 mod hostile;
+#[cfg(feature = "sqlite")]
+mod ingest;
 mod json_array;
 mod layout;
 mod live;

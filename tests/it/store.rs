@@ -11,7 +11,7 @@ use roundup_testkit::capture::{options, replay_raw};
 use roundup_testkit::{repo_root, vectors};
 
 /// A folder of its own for a test's databases, emptied first.
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("roundup-store-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -57,7 +57,7 @@ fn replayed(input: &[u8]) -> String {
 
 /// Every row of every table, in key order, as text: two databases that
 /// hold the same have the same dump.
-fn dump(db: &Database) -> Vec<String> {
+pub(crate) fn dump(db: &Database) -> Vec<String> {
     let connection = db.connection();
     let mut out = Vec::new();
     for (table, key) in [
@@ -89,7 +89,7 @@ fn dump(db: &Database) -> Vec<String> {
 }
 
 /// Two dumps are the same; the first row that differs is shown when not.
-fn same_rows(actual: &[String], expected: &[String], what: &str) {
+pub(crate) fn same_rows(actual: &[String], expected: &[String], what: &str) {
     for (a, e) in actual.iter().zip(expected) {
         assert_eq!(a, e, "{what}");
     }
