@@ -155,8 +155,11 @@ fn insert_run(tx: &Transaction<'_>, source: i64, seq: i64, summary: &Summary) ->
     // per run says so in the summary's own metadata instead.
     let counted: (Option<i64>, Option<i64>, i64) = tx
         .prepare_cached(
+            // Named, as SQLite's planner, without statistics, would rather
+            // walk every round of the source by its primary key: a cost
+            // that grows with the source, paid at every run's end.
             "SELECT SUM(input_tokens), SUM(output_tokens), COUNT(input_tokens) + COUNT(output_tokens)
-             FROM rounds WHERE source_id = ?1 AND session IS ?2 AND run = ?3",
+             FROM rounds INDEXED BY rounds_by_run WHERE source_id = ?1 AND session IS ?2 AND run = ?3",
         )?
         .query_row(params![source, summary.session, int(summary.run)], |row| {
             Ok((row.get(0)?, row.get(1)?, row.get(2)?))
