@@ -20,8 +20,13 @@ fn int(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
-fn meta_text(meta: &Meta) -> Option<String> {
-    (!meta.is_empty()).then(|| Value::Object(meta.clone()).to_string())
+/// Metadata as JSON text, NULL when there is none.
+fn meta_text(meta: &Meta) -> Result<Option<String>, DatabaseError> {
+    if meta.is_empty() {
+        return Ok(None);
+    }
+    let text = serde_json::to_string(meta).map_err(|e| DatabaseError::Corrupt(format!("metadata: {e}")))?;
+    Ok(Some(text))
 }
 
 /// A result's columns: status, content, placeholder reason and output.
@@ -71,7 +76,7 @@ pub(crate) fn insert(tx: &Transaction<'_>, source: i64, seq: u64, record: &Outpu
                 int(patch.run),
                 int(patch.round),
                 patch.id,
-                Value::Object(patch.meta.clone()).to_string()
+                meta_text(&patch.meta)?.unwrap_or_else(|| "{}".to_owned())
             ])?;
             Ok(())
         }
@@ -118,7 +123,7 @@ fn insert_round(tx: &Transaction<'_>, source: i64, seq: i64, round: &Round) -> R
         int(round.finished_at_ms),
         tokens.input.map(int),
         tokens.output.map(int),
-        meta_text(&round.meta)
+        meta_text(&round.meta)?
     ])?;
     let mut calls = tx.prepare_cached(
         "INSERT INTO tool_calls (source_id, seq, position, session, run, round, call_id, name, title, arguments,
@@ -144,7 +149,7 @@ fn insert_round(tx: &Transaction<'_>, source: i64, seq: i64, round: &Round) -> R
             output,
             int(call.started_at_ms),
             int(call.finished_at_ms),
-            meta_text(&call.meta)
+            meta_text(&call.meta)?
         ])?;
     }
     Ok(())
@@ -199,7 +204,7 @@ fn insert_run(tx: &Transaction<'_>, source: i64, seq: i64, summary: &Summary) ->
         summary.last_token_usage.map(int),
         tokens.0,
         tokens.1,
-        meta_text(&summary.meta)
+        meta_text(&summary.meta)?
     ])?;
     Ok(())
 }

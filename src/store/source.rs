@@ -185,7 +185,7 @@ impl<'a> Reader<'a> {
     fn new(known: &'a SourceState, options: &ReplayOptions, seq: u64) -> io::Result<Reader<'a>> {
         Ok(Reader {
             known,
-            replayer: Replayer::new(options).map_err(io::Error::other)?,
+            replayer: Replayer::values_only(options).map_err(io::Error::other)?,
             read_bytes: 0,
             crc: crc32fast::Hasher::new(),
             seq,
