@@ -42,6 +42,7 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+mod live;
 mod rows;
 mod schema;
 mod source;
@@ -54,6 +55,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+pub use live::{Live, LiveSink, Resume, LIVE_FORMAT};
 /// The SQLite binding the store is built on, for queries of one's own
 /// through [`Database::connection`].
 pub use rusqlite;

@@ -317,3 +317,79 @@ fn a_database_of_another_schema_version_is_refused() {
     assert!(matches!(error, DatabaseError::Version { found: 99 }), "{error}");
     assert!(error.to_string().contains("schema version 99"));
 }
+
+/// A live session fed `steps`, committing after each call, killed (its
+/// builder and uncommitted records gone) after `killed_at` calls of which
+/// the last `uncommitted` were never committed, then resumed from what the
+/// database holds: the records it ends with.
+fn live_run(steps: &[roundup_testkit::generate::Step], killed_at: Option<(usize, usize)>) -> Vec<OutputLine> {
+    use roundup::{FinishReason, ManualClock, RoundBuilder, StreamHandler};
+    let dir = scratch("live");
+    let path = dir.join(format!("live-{}.db", killed_at.map_or(0, |(k, u)| k * 1000 + u + 1)));
+    let mut db = Database::open(&path).unwrap();
+    let feed = |db: &mut Database, from: usize, to: usize, committed: usize, finish: bool| {
+        let mut live = db.live("agent").unwrap();
+        let resume = live.resume(db).unwrap();
+        let clock = ManualClock::new(0);
+        let builder = RoundBuilder::new().with_clock(clock.clone()).with_round_sink(live.sink());
+        if let Some(checkpoint) = resume.checkpoint {
+            builder.restore(checkpoint).unwrap();
+        }
+        assert_eq!(resume.position as usize, from);
+        for (i, step) in steps.iter().enumerate().take(to).skip(from) {
+            clock.set(step.at);
+            builder.call(step.call());
+            if i < committed {
+                live.commit(db, &builder.checkpoint(), i as u64 + 1).unwrap();
+            }
+        }
+        if finish {
+            // The end comes at the time of the last call (a restarted
+            // builder's clock knows no earlier reading).
+            clock.set(steps.last().map_or(0, |step| step.at));
+            builder.finish_if_running(FinishReason::Interrupted);
+            live.commit(db, &builder.checkpoint(), to as u64).unwrap();
+        }
+    };
+    match killed_at {
+        None => feed(&mut db, 0, steps.len(), steps.len(), true),
+        Some((at, uncommitted)) => {
+            let at = at.min(steps.len());
+            let committed = at.saturating_sub(uncommitted);
+            feed(&mut db, 0, at, committed, false);
+            feed(&mut db, committed, steps.len(), steps.len(), true);
+        }
+    }
+    db.records("agent").unwrap()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// A live session killed with calls left uncommitted, resumed from the
+    /// last commit and fed those calls again, ends with the records of one
+    /// never killed: none lost, none doubled.
+    #[test]
+    fn a_live_session_resumed_after_a_crash_loses_and_doubles_nothing(
+        steps in roundup_testkit::generate::steps(60),
+        at in 0usize..70,
+        uncommitted in 0usize..5,
+    ) {
+        let whole = lines(&live_run(&steps, None));
+        let resumed = lines(&live_run(&steps, Some((at, uncommitted))));
+        proptest::prop_assert_eq!(resumed, whole);
+    }
+}
+
+#[test]
+fn a_live_session_is_not_an_ingested_source() {
+    let dir = scratch("live-not");
+    let mut db = Database::open(&dir.join("n.db")).unwrap();
+    db.ingest_bytes("log", b"{\"op\":\"message\",\"text\":\"one\"}\n", &ReplayOptions::new()).unwrap();
+    let mut live = db.live("log").unwrap();
+    let error = live.resume(&mut db).unwrap_err();
+    assert!(error.to_string().contains("not a live session"), "{error}");
+    let checkpoint = roundup::RoundBuilder::new().checkpoint();
+    let error = live.commit(&mut db, &checkpoint, 0).unwrap_err();
+    assert!(error.to_string().contains("not a live session"), "{error}");
+}
