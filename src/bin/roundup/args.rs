@@ -135,19 +135,39 @@ pub struct IngestArgs {
     /// A line longer than SIZE is read past and reported as a bad_line.
     #[arg(long, value_name = "SIZE", default_value = "256M", allow_negative_numbers = true, value_parser = size)]
     pub max_line_bytes: usize,
-    /// Show progress on stderr (default: when stderr is a terminal).
-    #[arg(long, overrides_with = "no_progress")]
-    pub progress: bool,
-    /// Never show progress.
-    #[arg(long, overrides_with = "progress")]
-    pub no_progress: bool,
-    /// Say nothing of each file, only errors and the closing line.
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+    /// Print no closing line (errors are still printed).
     #[arg(short, long)]
     pub quiet: bool,
     /// The inputs: files, folders (the recordings under them), or `-` for
     /// stdin (read whole each time, its rows replaced).
     #[arg(value_name = "PATH", required = true, value_hint = clap::ValueHint::AnyPath)]
     pub paths: Vec<String>,
+}
+
+/// Whether to show progress on stderr: `--progress`, `--no-progress`, or
+/// (neither) the command's own default.
+#[derive(Debug, Args)]
+pub struct ProgressArgs {
+    /// Show progress on stderr (default: when stderr is a terminal and the
+    /// input a file).
+    #[arg(long, overrides_with = "no_progress")]
+    progress: bool,
+    /// Never show progress.
+    #[arg(long, overrides_with = "progress")]
+    no_progress: bool,
+}
+
+impl ProgressArgs {
+    /// What was asked: `None` when neither option was given.
+    pub fn asked(&self) -> Option<bool> {
+        match (self.progress, self.no_progress) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -182,13 +202,8 @@ pub struct InputArgs {
     /// holding it, and reported as a bad_line.
     #[arg(long, value_name = "SIZE", default_value = "256M", allow_negative_numbers = true, value_parser = size)]
     pub max_line_bytes: usize,
-    /// Show progress on stderr (default: when stderr is a terminal and the
-    /// input a file).
-    #[arg(long, overrides_with = "no_progress")]
-    pub progress: bool,
-    /// Never show progress.
-    #[arg(long, overrides_with = "progress")]
-    pub no_progress: bool,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// Do not describe skipped lines on stderr (they are still in the
     /// output as `bad_line` anomalies).
     #[arg(short, long)]

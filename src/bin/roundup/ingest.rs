@@ -103,11 +103,7 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
     }
     drop(send);
     let terminal = io::stderr().is_terminal();
-    let show_progress = match (args.progress, args.no_progress) {
-        (true, _) => true,
-        (_, true) => false,
-        _ => terminal,
-    };
+    let show_progress = args.progress.asked().unwrap_or(terminal);
     let mut progress = Progress { started, files: paths.len(), total, terminal, shown: false, last: started };
     let mut tally = Tally::default();
     // A source whose batch the database refused takes no more batches.

@@ -44,11 +44,7 @@ impl ReplayArgs {
         options.max_open_sessions = input.max_sessions.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         options.evict_dir = input.evict_dir;
         options.max_line_bytes = input.max_line_bytes;
-        let progress = match (input.progress, input.no_progress) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        };
+        let progress = input.progress.asked();
         let sessions = input.session.into_iter().map(|name| Some(name).filter(|name| name != "-")).collect();
         let color = match input.color.as_str() {
             "always" => true,
