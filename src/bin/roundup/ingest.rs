@@ -26,7 +26,10 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 enum Message {
     /// A batch to commit, and where to hand it back once committed.
     Batch(Batch, mpsc::Sender<Batch>),
-    Done { path: String, result: io::Result<Outcome> },
+    Done {
+        path: String,
+        result: io::Result<Outcome>,
+    },
 }
 
 /// What the ingest did, for the closing line and the exit status.
