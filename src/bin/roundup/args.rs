@@ -160,6 +160,11 @@ pub struct ReplayArgs {
     /// (what a client that reconnects is sent), `--emit agui-compact`.
     #[arg(long)]
     pub compact: bool,
+    /// With --emit otlp: the spans carry the content (the assistant's text
+    /// and reasoning, the prompts, tool arguments and results), which may
+    /// be sensitive and is left out otherwise; `--emit otlp-content`.
+    #[arg(long)]
+    pub otlp_content: bool,
     #[command(flatten)]
     pub input: InputArgs,
 }
@@ -278,6 +283,7 @@ mod tests {
         assert!(error("replay --max-line-bytes 0 x").contains("a size above 0"));
         assert!(error("replay --pretty --sse x").contains("cannot be used with"));
         assert!(error("replay --type rounds x").contains("invalid value 'rounds' for '--type <TYPE>'"));
+        assert!(error("replay --otlp-content=yes x").contains("unexpected value 'yes' for '--otlp-content'"));
     }
 
     #[test]

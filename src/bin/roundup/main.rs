@@ -331,6 +331,13 @@ fn main() -> ExitCode {
                     return usage_error(&format!("--compact goes with --emit agui, not --emit {other}"));
                 }
             };
+            let emit = match (replay.otlp_content, emit) {
+                (false, emit) => emit,
+                (true, "otlp" | "otlp-content") => "otlp-content",
+                (true, other) => {
+                    return usage_error(&format!("--otlp-content goes with --emit otlp, not --emit {other}"));
+                }
+            };
             ReplayArgs::new(replay.input, args::output_format(emit), replay.types)
         }
         Command::Export(export) => ReplayArgs::new(export.input, args::output_format(&export.to), Vec::new()),
