@@ -448,3 +448,95 @@ fn the_content_flag_goes_with_otlp_only() {
     assert_eq!(wrong.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("--otlp-content goes with --emit otlp, not --emit records"));
 }
+
+/// A request a receiver got: its head (request line and headers) and body.
+type Received = (String, Vec<u8>);
+
+/// A receiver on 127.0.0.1 that answers each request with the next of
+/// `statuses`, and hands back what it was sent: each request's head and
+/// body.
+fn receiver(statuses: Vec<u16>) -> (String, std::thread::JoinHandle<Vec<Received>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let mut received = Vec::new();
+        for status in statuses {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream);
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("Content-Length: "))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap();
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            let answer = if status == 200 { "" } else { "{\"message\":\"no\"}" };
+            let mut stream = reader.into_inner();
+            write!(stream, "HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{answer}", answer.len()).unwrap();
+            received.push((head, body));
+        }
+        received
+    });
+    (url, handle)
+}
+
+/// `export --to otlp --endpoint`: each run's trace POSTed as protobuf to
+/// the receiver's `/v1/traces`, the library's encoding of the line
+/// `--emit otlp` prints; an unavailable receiver is asked again, a refusal
+/// ends the export with what it said.
+#[test]
+fn export_sends_each_run_to_an_otlp_receiver() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_roundup"))
+            .args(args)
+            .current_dir(roundup_testkit::repo_root())
+            .output()
+            .unwrap()
+    };
+    let printed = run(&["export", "--to", "otlp", "examples/session.ops.jsonl"]);
+    let lines = parse_output(&printed.stdout);
+    assert_eq!(lines.len(), 3);
+    // The first run: the receiver is unavailable once, then takes it.
+    let (url, received) = receiver(vec![503, 200, 200, 200]);
+    let sent = run(&["export", "-q", "--to", "otlp", "--endpoint", &url, "examples/session.ops.jsonl"]);
+    assert_eq!(sent.status.code(), Some(0), "{}", String::from_utf8_lossy(&sent.stderr));
+    assert!(sent.stdout.is_empty(), "sent, not printed");
+    let received = received.join().unwrap();
+    assert_eq!(received.len(), 4);
+    for (head, _) in &received {
+        assert!(head.starts_with("POST /v1/traces HTTP/1.1\r\n"), "{head}");
+        assert!(head.contains("Content-Type: application/x-protobuf\r\n"), "{head}");
+    }
+    let encode = |line: &Value| roundup::encoders::otlp::protobuf::encode(line).unwrap();
+    assert_eq!(received[0].1, encode(&lines[0]));
+    assert_eq!(received[1].1, encode(&lines[0]), "asked again");
+    assert_eq!(received[2].1, encode(&lines[1]));
+    assert_eq!(received[3].1, encode(&lines[2]));
+    // A refusal is an error that quotes it.
+    let (url, received) = receiver(vec![400]);
+    let refused =
+        run(&["export", "-q", "--to", "otlp", "--endpoint", &format!("{url}/custom"), "examples/session.ops.jsonl"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains(&format!("{url}/custom answered HTTP 400: {{\"message\":\"no\"}}")), "{stderr}");
+    assert!(received.join().unwrap()[0].0.starts_with("POST /custom HTTP/1.1"));
+    // Usage errors.
+    let https = run(&["export", "--to", "otlp", "--endpoint", "https://x:4318", "examples/session.ops.jsonl"]);
+    assert_eq!(https.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&https.stderr).contains("https is not supported"));
+    let other = run(&["export", "--to", "anthropic", "--endpoint", "http://127.0.0.1:9", "examples/session.ops.jsonl"]);
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("--endpoint goes with --to otlp, not --to anthropic"));
+    let content = run(&["export", "--to", "otlp", "--otlp-content", "examples/session.ops.jsonl"]);
+    assert_eq!(content.stdout, run(&["replay", "--emit", "otlp-content", "examples/session.ops.jsonl"]).stdout);
+}

@@ -9,9 +9,13 @@ line of both formats is parsed with the official protobuf definitions
 strictly: an unknown field, a wrong type or an id of the wrong length
 fails.
 
-With PHOENIX_URL set (scripts/phoenix.sh start prints it), every line with
-content is then exported to that real backend over OTLP/HTTP (protobuf,
-`POST /v1/traces`), and read back through its query API
+The same traces as `roundup export --to otlp --endpoint URL` sends them
+(OTLP/HTTP, protobuf) are received by a small local server and parsed:
+each must be the message its JSON line is.
+
+With PHOENIX_URL set (scripts/phoenix.sh start prints it), every input is
+then exported to that real backend with `roundup export --to otlp
+--otlp-content --endpoint PHOENIX_URL`, and read back through its query API
 (`GET /v1/projects/default/spans?trace_id=...`), and compared with the
 rounds that `--emit records` gives for the same input: one trace per run,
 one chat span per round with its text and usage, one tool span per call
@@ -27,12 +31,14 @@ usage: ROUNDUP_BIN=target/debug/roundup [PHOENIX_URL=http://127.0.0.1:6006]
 """
 
 import base64
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -153,14 +159,46 @@ def plain(value):
     raise ValueError(f"an attribute value of an unknown type: {value}")
 
 
-def post(request):
-    body = request.SerializeToString()
-    http = urllib.request.Request(
-        f"{PHOENIX}/v1/traces", data=body, headers={"Content-Type": "application/x-protobuf"}, method="POST"
+def export(path, endpoint):
+    """`roundup export --to otlp --otlp-content --endpoint`: the traces sent
+    by roundup's own OTLP/HTTP client."""
+    out = subprocess.run(
+        [BIN, "export", "-q", "--to", "otlp", "--otlp-content", "--endpoint", endpoint, str(path)],
+        capture_output=True,
     )
-    with urllib.request.urlopen(http, timeout=30) as response:
-        if response.status != 200:
-            raise ValueError(f"the backend answered {response.status}")
+    if out.returncode != 0 or out.stdout:
+        raise ValueError(f"export exited {out.returncode}: {out.stderr.decode()[:300]} {out.stdout[:100]!r}")
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver that keeps what it is sent."""
+
+    received = []
+
+    def do_POST(self):  # noqa: N802 - the standard library's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        Receiver.received.append((self.path, self.headers["Content-Type"], body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def sent_as_protobuf(path, lines, receiver_url):
+    """What roundup sends for an input is, message for message, its JSON
+    lines."""
+    Receiver.received.clear()
+    export(path, receiver_url)
+    if len(Receiver.received) != len(lines):
+        raise ValueError(f"{len(Receiver.received)} requests sent for {len(lines)} runs")
+    for (where, content_type, body), line in zip(Receiver.received, lines):
+        if where != "/v1/traces" or content_type != "application/x-protobuf":
+            raise ValueError(f"sent to {where} as {content_type}")
+        if ExportTraceServiceRequest.FromString(body) != parse(line):
+            raise ValueError("a request sent is not the message of its JSON line")
 
 
 def stored(trace_id):
@@ -284,8 +322,11 @@ def screenshot(trace_id, names):
 def main():
     files = [Path(f) for f in sys.argv[1:]] or [*inputs(ROOT / "tests" / "vectors"), *inputs(ROOT / "tests" / "fixtures")]
     passed = failed = 0
-    exported = []  # (name, lines, requests, runs) of every input, for the backend
-    lines_checked = 0
+    exported = []  # (name, source, lines, runs) of every input, for the backend
+    lines_checked = sent = 0
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    receiver_url = f"http://127.0.0.1:{server.server_address[1]}"
     for path in files:
         name = path.relative_to(ROOT) if path.is_absolute() else path
         try:
@@ -294,18 +335,21 @@ def main():
             full = replay(source, "otlp-content")
             if len(bare) != len(full):
                 raise ValueError(f"{len(bare)} traces without content, {len(full)} with")
-            for line in bare:
+            for line in bare + full:
                 validate(line)
-            requests = [validate(line) for line in full]
             lines_checked += len(bare) + len(full)
-            exported.append((name, full, requests, expected_runs(source) if PHOENIX else {}))
+            sent_as_protobuf(source, full, receiver_url)
+            sent += len(full)
+            exported.append((name, source, full, expected_runs(source) if PHOENIX else {}))
             passed += 1
         except Exception as error:  # noqa: BLE001 - every failure is reported, then counted
             failed += 1
             print(f"FAIL {name}: {str(error)[:600]}")
+    server.shutdown()
     print(f"protobuf: {lines_checked} lines of {len(exported)} inputs parsed by opentelemetry-proto")
+    print(f"protobuf: {sent} requests sent by roundup export --endpoint, each the message of its line")
     # The validation can fail: a field of another name, an id cut short.
-    sample = json.loads(json.dumps(next(lines for _, lines, _, _ in exported if lines)[0]))
+    sample = json.loads(json.dumps(next(lines for _, _, lines, _ in exported if lines)[0]))
     for broken, what in [
         (json.loads(json.dumps(sample).replace('"spanId"', '"spanID"')), "a misnamed field"),
         (json.loads(json.dumps(sample).replace('"traceId": "', '"traceId": "00', 1)), "a trace id of 17 bytes"),
@@ -322,13 +366,17 @@ def main():
         return 0 if failed == 0 else 1
 
     started = time.monotonic()
-    for name, lines, requests, _ in exported:
-        for request in requests:
-            post(request)
-    print(f"phoenix: {sum(len(r) for _, _, r, _ in exported)} traces exported in {time.monotonic() - started:.1f}s")
+    for name, source, lines, _ in exported:
+        try:
+            export(source, PHOENIX)
+        except Exception as error:  # noqa: BLE001
+            failed += 1
+            print(f"FAIL phoenix {name}: {str(error)[:600]}")
+    count = sum(len(lines) for _, _, lines, _ in exported)
+    print(f"phoenix: {count} traces sent by roundup export --endpoint in {time.monotonic() - started:.1f}s")
     deadline = time.monotonic() + 120
     traces = 0
-    for name, lines, _, runs in exported:
+    for name, _, lines, runs in exported:
         try:
             for line in lines:
                 trace_id = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
@@ -343,7 +391,7 @@ def main():
 
     # The comparison can fail: a call's arguments changed, a real result
     # taken for a placeholder, are each caught.
-    name, lines, _, runs = next(e for e in exported if any(r["tool_calls"] for rs in e[3].values() for r in rs))
+    name, _, lines, runs = next(e for e in exported if any(r["tool_calls"] for rs in e[3].values() for r in rs))
     for change, what in [
         (lambda call: call.update(arguments=call["arguments"] + " "), "other arguments"),
         (lambda call: call.update(result={"status": "placeholder", "reason": "canceled"}), "a placeholder"),
@@ -362,15 +410,13 @@ def main():
 
     # Exported again: the same ids, so the backend holds each span once.
     again = next((entry for entry in exported if entry[0] == SCREENSHOT_INPUT.relative_to(ROOT)), exported[-1])
-    name, lines, requests, _ = again
+    name, source, lines, _ = again
     before = {line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]: None for line in lines}
     counts = {t: len(stored(t)) for t in before}
-    fresh = [validate(line) for line in replay(as_input(ROOT / name), "otlp-content")]
-    if [r.SerializeToString() for r in fresh] != [r.SerializeToString() for r in requests]:
+    if replay(source, "otlp-content") != lines:
         failed += 1
-        print(f"FAIL {name}: a second export is not the same bytes")
-    for request in fresh:
-        post(request)
+        print(f"FAIL {name}: a second export is not the same")
+    export(source, PHOENIX)
     time.sleep(2)
     recount = {t: len(stored(t)) for t in before}
     if recount != counts:

@@ -15,6 +15,8 @@ mod compressed;
 mod filter;
 mod folder;
 mod input;
+#[cfg(feature = "otlp-http")]
+mod otlp_http;
 
 use args::{Cli, Command, InputArgs};
 use filter::{Filter, Filtered};
@@ -29,6 +31,9 @@ struct ReplayArgs {
     progress: Option<bool>,
     quiet: bool,
     filter: Filter,
+    /// Where `export --to otlp --endpoint` sends the traces.
+    #[cfg(feature = "otlp-http")]
+    endpoint: Option<otlp_http::Endpoint>,
 }
 
 impl ReplayArgs {
@@ -54,7 +59,15 @@ impl ReplayArgs {
             _ => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
         };
         let filter = Filter { sessions, types, pretty: input.pretty, color };
-        ReplayArgs { files: input.files, options, progress, quiet: input.quiet, filter }
+        ReplayArgs {
+            files: input.files,
+            options,
+            progress,
+            quiet: input.quiet,
+            filter,
+            #[cfg(feature = "otlp-http")]
+            endpoint: None,
+        }
     }
 }
 
@@ -120,7 +133,14 @@ enum Ended {
 fn run_replay(mut args: ReplayArgs) -> Result<Ended, ReplayError> {
     let signals = Signals::catch().map_err(ReplayError::Read)?;
     let stdout = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let mut output: Box<dyn Write> = if args.filter.is_active() {
+    // `export --to otlp --endpoint`: the traces are sent, not printed.
+    #[cfg(feature = "otlp-http")]
+    let sent = args.endpoint.take().map(|endpoint| Box::new(otlp_http::Exporter::new(endpoint)) as Box<dyn Write>);
+    #[cfg(not(feature = "otlp-http"))]
+    let sent: Option<Box<dyn Write>> = None;
+    let mut output: Box<dyn Write> = if let Some(sent) = sent {
+        sent
+    } else if args.filter.is_active() {
         Box::new(Filtered::new(stdout, std::mem::take(&mut args.filter)))
     } else {
         Box::new(stdout)
@@ -340,7 +360,31 @@ fn main() -> ExitCode {
             };
             ReplayArgs::new(replay.input, args::output_format(emit), replay.types)
         }
-        Command::Export(export) => ReplayArgs::new(export.input, args::output_format(&export.to), Vec::new()),
+        Command::Export(export) => {
+            let to = match (export.otlp_content, export.to.as_str()) {
+                (false, to) => to,
+                (true, "otlp") => "otlp-content",
+                (true, other) => {
+                    return usage_error(&format!("--otlp-content goes with --to otlp, not --to {other}"));
+                }
+            };
+            #[cfg(feature = "otlp-http")]
+            let endpoint = match (&export.endpoint, export.to.as_str()) {
+                (None, _) => None,
+                (Some(url), "otlp") => match otlp_http::Endpoint::parse(url) {
+                    Ok(endpoint) => Some(endpoint),
+                    Err(message) => return usage_error(&message),
+                },
+                (Some(_), other) => return usage_error(&format!("--endpoint goes with --to otlp, not --to {other}")),
+            };
+            #[allow(unused_mut)]
+            let mut replay = ReplayArgs::new(export.input, args::output_format(to), Vec::new());
+            #[cfg(feature = "otlp-http")]
+            {
+                replay.endpoint = endpoint;
+            }
+            replay
+        }
     };
     match run_replay(replay) {
         Ok(Ended::Done { all_bad: false }) => ExitCode::SUCCESS,

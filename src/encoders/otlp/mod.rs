@@ -63,6 +63,7 @@
 //! assert!(!String::from_utf8(out).unwrap().contains("a.txt"));
 //! ```
 
+pub mod protobuf;
 pub mod semconv;
 
 mod ids;
