@@ -540,3 +540,54 @@ fn export_sends_each_run_to_an_otlp_receiver() {
     let content = run(&["export", "--to", "otlp", "--otlp-content", "examples/session.ops.jsonl"]);
     assert_eq!(content.stdout, run(&["replay", "--emit", "otlp-content", "examples/session.ops.jsonl"]).stdout);
 }
+
+/// A 100 MB ACP capture (100 prompts, each 60 shell tools with 16 KiB of
+/// terminal output) exported as traces with their content: each run's
+/// trace is written when the run finishes and forgotten, so memory is
+/// bounded by the open run, not by the file. Release mode only (`.ci/run`
+/// runs it).
+#[test]
+#[ignore = "100 MB: run in release mode"]
+fn a_100_mb_acp_capture_exports_in_bounded_memory() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    const RUNS: usize = 100;
+    const CALLS: usize = 60;
+    const LIMIT_KIB: u64 = 64 << 10;
+    let (traces, tools) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (counted, whole) = (Arc::clone(&traces), Arc::clone(&tools));
+    let started = std::time::Instant::now();
+    let mut written = 0usize;
+    let piped = roundup_testkit::pipe_through(
+        env!("CARGO_BIN_EXE_roundup"),
+        &["export", "-q", "--from", "acp", "--to", "otlp", "--otlp-content", "-"],
+        |stdin| {
+            for _ in 0..RUNS {
+                roundup_testkit::load::acp_shell_session(CALLS, 16 << 10, |piece| {
+                    stdin.write_all(piece).unwrap();
+                    written += piece.len();
+                });
+            }
+        },
+        move |line| {
+            let request: Value = serde_json::from_slice(line).unwrap();
+            counted.fetch_add(1, Ordering::Relaxed);
+            for span in spans(&request) {
+                let result = attr(&span, "gen_ai.tool.call.result");
+                whole.fetch_add(u64::from(result.as_str().is_some_and(|r| r.len() == 16 << 10)), Ordering::Relaxed);
+            }
+        },
+    );
+    assert!(piped.status.success(), "{}", piped.stderr);
+    let seconds = started.elapsed().as_secs_f64();
+    let (traces, tools) = (traces.load(Ordering::Relaxed), tools.load(Ordering::Relaxed));
+    assert_eq!((traces, tools), (RUNS as u64, (RUNS * CALLS) as u64), "a trace a run, every call with its output");
+    eprintln!(
+        "{} MB of ACP exported as traces: {RUNS} runs, peak RSS {} KiB, {:.0} MB/s (informational)",
+        written / 1_000_000,
+        piped.peak_kib,
+        written as f64 / 1e6 / seconds
+    );
+    assert!(written > 100_000_000, "{written} bytes");
+    assert!(piped.peak_kib < LIMIT_KIB, "peak RSS {} KiB", piped.peak_kib);
+}

@@ -3,7 +3,7 @@
 //!
 //! Two vocabularies describe an agent's work as spans, and backends read one
 //! or the other: the OpenTelemetry GenAI semantic conventions (`gen_ai.*`,
-//! read by Jaeger's and Grafana's GenAI views, Langfuse, Datadog), and
+//! read by GenAI-aware backends such as Langfuse and Datadog), and
 //! OpenInference (`openinference.span.kind`, `llm.*`, `tool.*`, read by
 //! Arize Phoenix). roundup writes both on every span, so that a trace reads
 //! the same in either.
