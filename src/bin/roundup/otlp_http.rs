@@ -134,11 +134,38 @@ impl Exporter {
             }
             let request: serde_json::Value =
                 serde_json::from_slice(&line).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            let body = protobuf::encode(&request).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-            self.endpoint.post(&body)?;
+            for part in batches(request) {
+                let body = protobuf::encode(&part).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                self.endpoint.post(&body)?;
+            }
         }
         Ok(())
     }
+}
+
+/// The most spans one request carries: a long run (thousands of tool
+/// calls) is sent in several requests, each under the receivers' usual
+/// size limits (the Collector's is 4 MiB by default over gRPC). A trace
+/// may come in any number of requests: the spans carry its id.
+const SPANS_PER_REQUEST: usize = 512;
+
+/// A request as requests of at most [`SPANS_PER_REQUEST`] spans, each
+/// with the same resource and scope.
+fn batches(mut request: serde_json::Value) -> Vec<serde_json::Value> {
+    let spans = match request.pointer_mut("/resourceSpans/0/scopeSpans/0/spans") {
+        Some(serde_json::Value::Array(spans)) if spans.len() > SPANS_PER_REQUEST => std::mem::take(spans),
+        _ => return vec![request],
+    };
+    spans
+        .chunks(SPANS_PER_REQUEST)
+        .map(|chunk| {
+            let mut part = request.clone();
+            if let Some(slot) = part.pointer_mut("/resourceSpans/0/scopeSpans/0/spans") {
+                *slot = serde_json::Value::Array(chunk.to_vec());
+            }
+            part
+        })
+        .collect()
 }
 
 impl Write for Exporter {
@@ -156,6 +183,25 @@ impl Write for Exporter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_run_is_sent_in_parts() {
+        let spans: Vec<serde_json::Value> = (0..1200).map(|n| serde_json::json!({"name": n.to_string()})).collect();
+        let request = serde_json::json!({"resourceSpans": [{"resource": {"attributes": []},
+            "scopeSpans": [{"scope": {"name": "roundup"}, "spans": spans}]}]});
+        let parts = batches(request.clone());
+        let sizes: Vec<usize> =
+            parts.iter().map(|p| p["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap().len()).collect();
+        assert_eq!(sizes, [512, 512, 176]);
+        assert!(parts.iter().all(|p| p["resourceSpans"][0]["scopeSpans"][0]["scope"]["name"] == "roundup"));
+        let names: Vec<serde_json::Value> = parts
+            .iter()
+            .flat_map(|p| p["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap().clone())
+            .collect();
+        assert_eq!(names, request["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap().clone());
+        let small = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "a"}]}]}]});
+        assert_eq!(batches(small.clone()), [small]);
+    }
 
     #[test]
     fn endpoints_are_read() {
