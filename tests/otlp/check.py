@@ -17,17 +17,23 @@ With PHOENIX_URL set (scripts/phoenix.sh start prints it), every input is
 then exported to that real backend with `roundup export --to otlp
 --otlp-content --endpoint PHOENIX_URL`, and read back through its query API
 (`GET /v1/projects/default/spans?trace_id=...`), and compared with the
-rounds that `--emit records` gives for the same input: one trace per run,
+rounds that `--emit records` gives for the same input; with JAEGER_URL set
+(scripts/jaeger.sh start prints it), the same with Jaeger (sent to
+JAEGER_OTLP, default http://127.0.0.1:4318, read back with
+`GET /api/traces/{id}`). The comparison: one trace per run,
 one chat span per round with its text and usage, one tool span per call
 with its name, arguments and result, an error status exactly on the
 placeholders, each span under its parent. Exporting an input again leaves
-the backend with the same spans (the ids are the run's, not the export's).
+Phoenix with the same spans (the ids are the run's, not the export's;
+Jaeger's in-memory store keeps a span sent twice twice, so this is checked
+on Phoenix).
 With SCREENSHOT set too, the backend's own trace view of one fixture is
 taken with headless Chromium into that file, after checking that the page
 shows that trace's spans.
 
 usage: ROUNDUP_BIN=target/debug/roundup [PHOENIX_URL=http://127.0.0.1:6006]
-       [SCREENSHOT=docs/otlp-phoenix.png] python tests/otlp/check.py [FILE...]
+       [SCREENSHOT=docs/otlp-phoenix.png] [JAEGER_URL=http://127.0.0.1:16686]
+       python tests/otlp/check.py [FILE...]
 """
 
 import base64
@@ -40,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -50,6 +57,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 ROOT = Path(__file__).resolve().parents[2]
 BIN = os.environ.get("ROUNDUP_BIN", str(ROOT / "target" / "debug" / "roundup"))
 PHOENIX = os.environ.get("PHOENIX_URL", "").rstrip("/")
+JAEGER = os.environ.get("JAEGER_URL", "").rstrip("/")
+JAEGER_OTLP = os.environ.get("JAEGER_OTLP", "http://127.0.0.1:4318")
 SCREENSHOT = os.environ.get("SCREENSHOT", "")
 # The fixture whose trace the screenshot shows: a real agent's run with
 # text, tool calls and results, and timings.
@@ -201,8 +210,8 @@ def sent_as_protobuf(path, lines, receiver_url):
             raise ValueError("a request sent is not the message of its JSON line")
 
 
-def stored(trace_id):
-    """The spans the backend holds for a trace, by span id."""
+def stored_phoenix(trace_id):
+    """The spans Phoenix holds for a trace, by span id."""
     spans, cursor = {}, None
     while True:
         query = [("trace_id", trace_id), ("limit", "1000")] + ([("cursor", cursor)] if cursor else [])
@@ -210,15 +219,47 @@ def stored(trace_id):
         with urllib.request.urlopen(url, timeout=30) as response:
             page = json.load(response)
         for span in page["data"]:
+            if span["context"]["span_id"] in spans:
+                raise ValueError(f"span {span['context']['span_id']} is held twice")
             spans[span["context"]["span_id"]] = span
         cursor = page.get("next_cursor")
         if not cursor:
             return spans
 
 
-def wait_for(trace_id, count, deadline):
-    """Phoenix writes what it receives in batches: asks until the trace has
-    all its spans (or the time is up)."""
+def stored_jaeger(trace_id):
+    """The spans Jaeger holds for a trace, by span id, in the shape Phoenix
+    gives them: the OpenInference kind, the OTLP status (Jaeger keeps it as
+    the tags `otel.status_code` and `otel.status_description`), the
+    attributes (tags) by key."""
+    try:
+        with urllib.request.urlopen(f"{JAEGER}/api/traces/{trace_id}", timeout=30) as response:
+            data = json.load(response)["data"]
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return {}
+        raise
+    spans = {}
+    for trace in data:
+        for span in trace["spans"]:
+            tags = {tag["key"]: tag["value"] for tag in span["tags"]}
+            parents = [r["spanID"] for r in span.get("references", []) if r["refType"] == "CHILD_OF"]
+            if span["spanID"] in spans:
+                raise ValueError(f"span {span['spanID']} is held twice")
+            spans[span["spanID"]] = {
+                "name": span["operationName"],
+                "parent_id": parents[0] if parents else None,
+                "span_kind": tags.get("openinference.span.kind"),
+                "status_code": tags.get("otel.status_code", "UNSET"),
+                "status_message": tags.get("otel.status_description", ""),
+                "attributes": tags,
+            }
+    return spans
+
+
+def wait_for(stored, trace_id, count, deadline):
+    """A backend writes what it receives in batches: asks until the trace
+    has all its spans (or the time is up)."""
     while True:
         spans = stored(trace_id)
         if len(spans) >= count or time.monotonic() > deadline:
@@ -319,6 +360,77 @@ def screenshot(trace_id, names):
     return url
 
 
+def check_backend(label, endpoint, stored, exported, holds_once):
+    """Every input sent to a backend by `roundup export --endpoint`, each
+    trace read back and compared with its rounds; then that the comparison
+    does catch a difference; with `holds_once` (a backend that keeps a span
+    by its id: Phoenix; Jaeger's in-memory store keeps a span sent twice
+    twice), that an input exported again leaves each span held once.
+    Returns (passed, failed)."""
+    passed = failed = 0
+    started = time.monotonic()
+    for name, source, lines, _ in exported:
+        try:
+            export(source, endpoint)
+        except Exception as error:  # noqa: BLE001 - every failure is reported, then counted
+            failed += 1
+            print(f"FAIL {label} {name}: {str(error)[:600]}")
+    count = sum(len(lines) for _, _, lines, _ in exported)
+    print(f"{label}: {count} traces sent by roundup export --endpoint in {time.monotonic() - started:.1f}s")
+    deadline = time.monotonic() + 120
+    traces = 0
+    for name, _, lines, runs in exported:
+        try:
+            for line in lines:
+                trace_id = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+                count = len(line["resourceSpans"][0]["scopeSpans"][0]["spans"])
+                compare(line, runs, wait_for(stored, trace_id, count, deadline))
+                traces += 1
+            passed += 1
+        except Exception as error:  # noqa: BLE001
+            failed += 1
+            print(f"FAIL {label} {name}: {str(error)[:600]}")
+    print(f"{label}: {traces} traces read back and compared with the rounds in {time.monotonic() - started:.1f}s")
+    # The comparison can fail: a call's arguments changed, a real result
+    # taken for a placeholder, are each caught.
+    name, _, lines, runs = next(e for e in exported if any(r["tool_calls"] for rs in e[3].values() for r in rs))
+    for change, what in [
+        (lambda call: call.update(arguments=call["arguments"] + " "), "other arguments"),
+        (lambda call: call.update(result={"status": "placeholder", "reason": "canceled"}), "a placeholder"),
+    ]:
+        changed = json.loads(json.dumps({json.dumps(k): v for k, v in runs.items()}))
+        changed = {tuple(json.loads(k)): v for k, v in changed.items()}
+        change(next(c for rs in changed.values() for r in rs for c in r["tool_calls"]))
+        try:
+            for line in lines:
+                spans = line["resourceSpans"][0]["scopeSpans"][0]["spans"]
+                compare(line, changed, stored(spans[0]["traceId"]))
+            failed += 1
+            print(f"FAIL {label} {name}: {what} was not caught")
+        except ValueError:
+            passed += 1
+    if not holds_once:
+        return passed, failed
+    # Exported again: the same ids, so the backend holds each span once.
+    name, source, lines, _ = next((e for e in exported if e[0] == SCREENSHOT_INPUT.relative_to(ROOT)), exported[-1])
+    traces = [line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] for line in lines]
+    try:
+        counts = [len(stored(t)) for t in traces]
+        if replay(source, "otlp-content") != lines:
+            raise ValueError("a second export is not the same")
+        export(source, endpoint)
+        time.sleep(2)
+        recounts = [len(stored(t)) for t in traces]
+        if recounts != counts:
+            raise ValueError(f"exported twice, the backend holds {recounts} spans, not {counts}")
+        passed += 1
+        print(f"{label}: {name} exported twice, each of its {sum(counts)} spans held once")
+    except Exception as error:  # noqa: BLE001
+        failed += 1
+        print(f"FAIL {label} {name}: {str(error)[:600]}")
+    return passed, failed
+
+
 def main():
     files = [Path(f) for f in sys.argv[1:]] or [*inputs(ROOT / "tests" / "vectors"), *inputs(ROOT / "tests" / "fixtures")]
     passed = failed = 0
@@ -340,7 +452,7 @@ def main():
             lines_checked += len(bare) + len(full)
             sent_as_protobuf(source, full, receiver_url)
             sent += len(full)
-            exported.append((name, source, full, expected_runs(source) if PHOENIX else {}))
+            exported.append((name, source, full, expected_runs(source) if PHOENIX or JAEGER else {}))
             passed += 1
         except Exception as error:  # noqa: BLE001 - every failure is reported, then counted
             failed += 1
@@ -361,70 +473,16 @@ def main():
             print(f"FAIL validation: {what} was accepted")
         except Exception:  # noqa: BLE001 - the rejection is the point
             passed += 1
+    for label, endpoint, stored, url, holds_once in [
+        ("phoenix", PHOENIX, stored_phoenix, PHOENIX, True),
+        ("jaeger", JAEGER_OTLP, stored_jaeger, JAEGER, False),
+    ]:
+        if url:
+            ok, bad = check_backend(label, endpoint, stored, exported, holds_once)
+            passed, failed = passed + ok, failed + bad
     if not PHOENIX:
         print(f"{passed} passed, {failed} failed")
         return 0 if failed == 0 else 1
-
-    started = time.monotonic()
-    for name, source, lines, _ in exported:
-        try:
-            export(source, PHOENIX)
-        except Exception as error:  # noqa: BLE001
-            failed += 1
-            print(f"FAIL phoenix {name}: {str(error)[:600]}")
-    count = sum(len(lines) for _, _, lines, _ in exported)
-    print(f"phoenix: {count} traces sent by roundup export --endpoint in {time.monotonic() - started:.1f}s")
-    deadline = time.monotonic() + 120
-    traces = 0
-    for name, _, lines, runs in exported:
-        try:
-            for line in lines:
-                trace_id = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
-                count = len(line["resourceSpans"][0]["scopeSpans"][0]["spans"])
-                compare(line, runs, wait_for(trace_id, count, deadline))
-                traces += 1
-            passed += 1
-        except Exception as error:  # noqa: BLE001
-            failed += 1
-            print(f"FAIL phoenix {name}: {str(error)[:600]}")
-    print(f"phoenix: {traces} traces read back and compared with the rounds in {time.monotonic() - started:.1f}s")
-
-    # The comparison can fail: a call's arguments changed, a real result
-    # taken for a placeholder, are each caught.
-    name, _, lines, runs = next(e for e in exported if any(r["tool_calls"] for rs in e[3].values() for r in rs))
-    for change, what in [
-        (lambda call: call.update(arguments=call["arguments"] + " "), "other arguments"),
-        (lambda call: call.update(result={"status": "placeholder", "reason": "canceled"}), "a placeholder"),
-    ]:
-        changed = json.loads(json.dumps({json.dumps(k): v for k, v in runs.items()}))
-        changed = {tuple(json.loads(k)): v for k, v in changed.items()}
-        change(next(c for rs in changed.values() for r in rs for c in r["tool_calls"]))
-        try:
-            for line in lines:
-                spans = line["resourceSpans"][0]["scopeSpans"][0]["spans"]
-                compare(line, changed, stored(spans[0]["traceId"]))
-            failed += 1
-            print(f"FAIL phoenix {name}: {what} was not caught")
-        except ValueError:
-            passed += 1
-
-    # Exported again: the same ids, so the backend holds each span once.
-    again = next((entry for entry in exported if entry[0] == SCREENSHOT_INPUT.relative_to(ROOT)), exported[-1])
-    name, source, lines, _ = again
-    before = {line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]: None for line in lines}
-    counts = {t: len(stored(t)) for t in before}
-    if replay(source, "otlp-content") != lines:
-        failed += 1
-        print(f"FAIL {name}: a second export is not the same")
-    export(source, PHOENIX)
-    time.sleep(2)
-    recount = {t: len(stored(t)) for t in before}
-    if recount != counts:
-        failed += 1
-        print(f"FAIL {name}: exported twice, the backend holds {recount} spans, not {counts}")
-    else:
-        passed += 1
-        print(f"phoenix: {name} exported twice, each of its {sum(counts.values())} spans held once")
 
     if SCREENSHOT:
         try:
