@@ -368,21 +368,12 @@ fn main() -> ExitCode {
                     return usage_error(&format!("--otlp-content goes with --to otlp, not --to {other}"));
                 }
             };
+            let replay = ReplayArgs::new(export.input, args::output_format(to), Vec::new());
             #[cfg(feature = "otlp-http")]
-            let endpoint = match (&export.endpoint, export.to.as_str()) {
-                (None, _) => None,
-                (Some(url), "otlp") => match otlp_http::Endpoint::parse(url) {
-                    Ok(endpoint) => Some(endpoint),
-                    Err(message) => return usage_error(&message),
-                },
-                (Some(_), other) => return usage_error(&format!("--endpoint goes with --to otlp, not --to {other}")),
+            let replay = match sending(replay, export.endpoint.as_deref(), &export.to) {
+                Ok(replay) => replay,
+                Err(message) => return usage_error(&message),
             };
-            #[allow(unused_mut)]
-            let mut replay = ReplayArgs::new(export.input, args::output_format(to), Vec::new());
-            #[cfg(feature = "otlp-http")]
-            {
-                replay.endpoint = endpoint;
-            }
             replay
         }
     };
@@ -398,6 +389,18 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `export --endpoint URL`: the replay's traces go to URL (with `--to
+/// otlp` only).
+#[cfg(feature = "otlp-http")]
+fn sending(mut replay: ReplayArgs, url: Option<&str>, to: &str) -> Result<ReplayArgs, String> {
+    match (url, to) {
+        (None, _) => {}
+        (Some(url), "otlp") => replay.endpoint = Some(otlp_http::Endpoint::parse(url)?),
+        (Some(_), other) => return Err(format!("--endpoint goes with --to otlp, not --to {other}")),
+    }
+    Ok(replay)
 }
 
 /// A command line that cannot be run, said as clap says its own: exit 2.
