@@ -591,3 +591,27 @@ fn a_100_mb_acp_capture_exports_in_bounded_memory() {
     assert!(written > 100_000_000, "{written} bytes");
     assert!(piped.peak_kib < LIMIT_KIB, "peak RSS {} KiB", piped.peak_kib);
 }
+
+/// An anomaly that names no call of the run is an event of the run's span,
+/// at its clock: what it says is kept, what it dropped only with content.
+#[test]
+fn an_anomaly_without_its_call_is_an_event_of_the_run() {
+    let input = ops(&[
+        json!({"op": "message", "text": "Hi", "at_ms": 100}),
+        json!({"op": "tool_update", "id": "t9", "content": "stray result", "status": "completed", "at_ms": 200}),
+    ]) + "not json\n";
+    let (out, _) = replay_raw(input.as_bytes(), &options("ops", "otlp"));
+    let lines = parse_output(&out);
+    let run = &spans(&lines[0])[0];
+    let events = run["events"].as_array().unwrap();
+    let names: Vec<&Value> = events.iter().map(|e| &e["name"]).collect();
+    assert_eq!(names, ["roundup.anomaly.undeclared_terminal", "roundup.anomaly.bad_line"]);
+    assert_eq!(events[0]["timeUnixNano"], "200000000");
+    assert_eq!(attr(&events[0], "roundup.anomaly.id"), "t9");
+    assert_eq!(attr(&events[0], "roundup.anomaly.detail"), Value::Null, "the dropped result is content");
+    assert_eq!(attr(&events[1], "roundup.anomaly.detail").as_str().map(|d| d.starts_with("line 3: ")), Some(true));
+    let (out, _) = replay_raw(input.as_bytes(), &options("ops", "otlp-content"));
+    let run = &spans(&parse_output(&out)[0])[0];
+    assert_eq!(attr(&run["events"][0], "roundup.anomaly.detail"), "stray result");
+    assert_eq!(attr(run, "roundup.anomalies"), 2);
+}
