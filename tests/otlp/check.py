@@ -282,6 +282,12 @@ def compare(line, runs, spans):
     roots = [s for s in spans.values() if s["parent_id"] is None]
     if len(roots) != 1:
         raise ValueError(f"run {key}: {len(roots)} root spans")
+    got = back_root["attributes"]
+    if got.get("session.id") != key[0] or got.get("roundup.run") != key[1]:
+        raise ValueError(f"run {key}: stored as session {got.get('session.id')!r} run {got.get('roundup.run')!r}")
+    failed = plain(attrs(root)["roundup.finish_reason"]) == "failed"
+    if (back_root["status_code"] == "ERROR") != failed:
+        raise ValueError(f"run {key}: status {back_root['status_code']}, the run {'failed' if failed else 'did not fail'}")
     by_parent = {}
     for span in written[1:]:
         by_parent.setdefault(span["parentSpanId"], []).append(span)
