@@ -30,6 +30,8 @@ pub mod anthropic;
 pub mod deepwork;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod otlp;
+pub mod otlp_content;
 pub mod records;
 pub mod ui;
 
@@ -48,6 +50,8 @@ pub static REGISTRY: &[&OutputFormat] = &[
     &openai_chat::FORMAT,
     &openai_responses::FORMAT,
     &anthropic::FORMAT,
+    &otlp::FORMAT,
+    &otlp_content::FORMAT,
 ];
 
 mod history;
@@ -105,6 +109,14 @@ pub trait Encoder: Send + fmt::Debug {
     /// finish), for an encoder that reads [`Reads::Records`] or
     /// [`Reads::Both`].
     fn record(&mut self, _record: SinkRecord<'_>, _out: &mut Frames) {}
+
+    /// A record with the clock reading of the call that caused it: what a
+    /// replay hands an encoder. An output that places things in time (an
+    /// anomaly as a trace's event) reads `at_ms`; the others take the
+    /// record alone, as this default does.
+    fn record_at(&mut self, record: SinkRecord<'_>, _at_ms: u64, out: &mut Frames) {
+        self.record(record, out);
+    }
 
     /// A live UI event of `session` at clock reading `at_ms`, for an encoder
     /// that reads [`Reads::UiEvents`] or [`Reads::Both`].

@@ -76,7 +76,7 @@ impl ReplaySession {
             for (encoder, out) in self.encoders.iter_mut().zip(frames.iter_mut()) {
                 let reads = encoder.reads();
                 match output {
-                    Output::Record(record) if reads.records() => encoder.record(record, out),
+                    Output::Record(record) if reads.records() => encoder.record_at(record, *now_ms, out),
                     Output::Ui(event) if reads.ui_events() => encoder.ui_event(session, &event, *now_ms, out),
                     _ => {}
                 }

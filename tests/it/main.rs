@@ -27,6 +27,7 @@ mod layout;
 mod live;
 mod live_stream;
 mod local_models;
+mod otlp;
 mod partial_json;
 mod properties;
 mod providers;

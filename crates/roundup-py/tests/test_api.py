@@ -303,6 +303,23 @@ def test_export_writes_each_run_as_the_providers_history():
     assert history[1] == {"role": "tool", "tool_call_id": "t1", "content": "a.txt"}
 
 
+def test_replay_writes_each_run_as_opentelemetry_traces():
+    ops = [
+        {"op": "message", "text": "Checking.", "session": "s1", "at_ms": 1000},
+        {"op": "tool_call", "id": "t1", "title": "ls", "name": "Bash", "session": "s1", "at_ms": 1100},
+        {"op": "finish", "reason": "canceled", "session": "s1", "at_ms": 1500},
+    ]
+    [request] = list(roundup.replay(iter(ops), emit="otlp"))
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    assert [s["name"] for s in spans] == ["invoke_agent", "chat", "execute_tool Bash"]
+    assert spans[2]["parentSpanId"] == spans[1]["spanId"] and spans[1]["parentSpanId"] == spans[0]["spanId"]
+    assert spans[2]["status"] == {"message": "no result: canceled", "code": 2}
+    assert (spans[0]["startTimeUnixNano"], spans[0]["endTimeUnixNano"]) == ("1000000000", "1500000000")
+    assert "Checking." not in json.dumps(request)
+    [with_content] = list(roundup.replay(iter(ops), emit="otlp-content"))
+    assert "Checking." in json.dumps(with_content)
+
+
 def test_a_closed_replayer_reads_nothing_more():
     replayer = roundup.Replayer()
     replayer.feed('{"op":"message","text":"Hi"}\n')

@@ -8,7 +8,19 @@ import pytest
 import roundup
 from conftest import FIXTURES, PENDING, VECTORS, ops_jsonl, subset, vector
 
-OUTPUTS = ["records", "ui", "agui", "agui-compact", "ai-sdk", "deepwork", "openai-chat", "openai-responses", "anthropic"]
+OUTPUTS = [
+    "records",
+    "ui",
+    "agui",
+    "agui-compact",
+    "ai-sdk",
+    "deepwork",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "otlp",
+    "otlp-content",
+]
 
 
 def test_the_vectors_and_fixtures_are_found():

@@ -242,22 +242,40 @@ pub struct ReplayArgs {
     /// (what a client that reconnects is sent), `--emit agui-compact`.
     #[arg(long)]
     pub compact: bool,
+    /// With --emit otlp: the spans carry the content (the assistant's text
+    /// and reasoning, the prompts, tool arguments and results), which may
+    /// be sensitive and is left out otherwise; `--emit otlp-content`.
+    #[arg(long)]
+    pub otlp_content: bool,
     #[command(flatten)]
     pub input: InputArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The provider whose history to write.
+    /// The provider whose history to write, or `otlp`: each run as
+    /// OpenTelemetry traces.
     #[arg(long, value_name = "FORMAT", required = true, value_parser = history_names())]
     pub to: String,
+    /// With --to otlp: the spans carry the content (the assistant's text
+    /// and reasoning, the prompts, tool arguments and results), which may
+    /// be sensitive and is left out otherwise.
+    #[arg(long)]
+    pub otlp_content: bool,
+    /// With --to otlp: send each run's trace, when the run finishes, to
+    /// this OpenTelemetry receiver over OTLP/HTTP (protobuf) instead of
+    /// printing it: http://HOST:PORT[/PATH], the path /v1/traces when none
+    /// is given.
+    #[cfg(feature = "otlp-http")]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["sse", "pretty"])]
+    pub endpoint: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
 }
 
-/// The history formats `export --to` takes: the encoders named like the
-/// provider formats.
-pub const HISTORIES: [&str; 3] = ["openai-chat", "openai-responses", "anthropic"];
+/// The formats `export --to` takes: the encoders named like the provider
+/// formats, and the OpenTelemetry traces.
+pub const HISTORIES: [&str; 4] = ["openai-chat", "openai-responses", "anthropic", "otlp"];
 
 fn from_names() -> PossibleValuesParser {
     let auto = PossibleValue::new("auto").help("decided from the first event some format recognises");
@@ -345,7 +363,7 @@ mod tests {
     fn usage_errors_name_the_problem() {
         assert!(error("frobnicate").contains("unrecognized subcommand 'frobnicate'"));
         assert!(error("export --to bogus x").contains("invalid value 'bogus' for '--to <FORMAT>'"));
-        assert!(error("export --to ui x").contains("[possible values: openai-chat, openai-responses, anthropic]"));
+        assert!(error("export --to ui x").contains("[possible values: openai-chat, openai-responses, anthropic, otlp]"));
         assert!(error("export x").contains("--to <FORMAT>"));
         assert!(error("export --to anthropic --emit ui x").contains("unexpected argument '--emit'"));
         assert!(error("replay --to anthropic x").contains("unexpected argument '--to'"));
@@ -360,6 +378,7 @@ mod tests {
         assert!(error("replay --max-line-bytes 0 x").contains("a size above 0"));
         assert!(error("replay --pretty --sse x").contains("cannot be used with"));
         assert!(error("replay --type rounds x").contains("invalid value 'rounds' for '--type <TYPE>'"));
+        assert!(error("replay --otlp-content=yes x").contains("unexpected value 'yes' for '--otlp-content'"));
     }
 
     #[test]

@@ -16,6 +16,8 @@ mod filter;
 mod folder;
 mod ingest;
 mod input;
+#[cfg(feature = "otlp-http")]
+mod otlp_http;
 mod stats;
 
 use args::{Cli, Command, InputArgs};
@@ -31,6 +33,9 @@ struct ReplayArgs {
     progress: Option<bool>,
     quiet: bool,
     filter: Filter,
+    /// Where `export --to otlp --endpoint` sends the traces.
+    #[cfg(feature = "otlp-http")]
+    endpoint: Option<otlp_http::Endpoint>,
 }
 
 impl ReplayArgs {
@@ -52,7 +57,15 @@ impl ReplayArgs {
             _ => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty()),
         };
         let filter = Filter { sessions, types, pretty: input.pretty, color };
-        ReplayArgs { files: input.files, options, progress, quiet: input.quiet, filter }
+        ReplayArgs {
+            files: input.files,
+            options,
+            progress,
+            quiet: input.quiet,
+            filter,
+            #[cfg(feature = "otlp-http")]
+            endpoint: None,
+        }
     }
 }
 
@@ -118,7 +131,14 @@ enum Ended {
 fn run_replay(mut args: ReplayArgs) -> Result<Ended, ReplayError> {
     let signals = Signals::catch().map_err(ReplayError::Read)?;
     let stdout = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
-    let mut output: Box<dyn Write> = if args.filter.is_active() {
+    // `export --to otlp --endpoint`: the traces are sent, not printed.
+    #[cfg(feature = "otlp-http")]
+    let sent = args.endpoint.take().map(|endpoint| Box::new(otlp_http::Exporter::new(endpoint)) as Box<dyn Write>);
+    #[cfg(not(feature = "otlp-http"))]
+    let sent: Option<Box<dyn Write>> = None;
+    let mut output: Box<dyn Write> = if let Some(sent) = sent {
+        sent
+    } else if args.filter.is_active() {
         Box::new(Filtered::new(stdout, std::mem::take(&mut args.filter)))
     } else {
         Box::new(stdout)
@@ -348,9 +368,31 @@ fn main() -> ExitCode {
                     return usage_error(&format!("--compact goes with --emit agui, not --emit {other}"));
                 }
             };
+            let emit = match (replay.otlp_content, emit) {
+                (false, emit) => emit,
+                (true, "otlp" | "otlp-content") => "otlp-content",
+                (true, other) => {
+                    return usage_error(&format!("--otlp-content goes with --emit otlp, not --emit {other}"));
+                }
+            };
             ReplayArgs::new(replay.input, args::output_format(emit), replay.types)
         }
-        Command::Export(export) => ReplayArgs::new(export.input, args::output_format(&export.to), Vec::new()),
+        Command::Export(export) => {
+            let to = match (export.otlp_content, export.to.as_str()) {
+                (false, to) => to,
+                (true, "otlp") => "otlp-content",
+                (true, other) => {
+                    return usage_error(&format!("--otlp-content goes with --to otlp, not --to {other}"));
+                }
+            };
+            let replay = ReplayArgs::new(export.input, args::output_format(to), Vec::new());
+            #[cfg(feature = "otlp-http")]
+            let replay = match sending(replay, export.endpoint.as_deref(), &export.to) {
+                Ok(replay) => replay,
+                Err(message) => return usage_error(&message),
+            };
+            replay
+        }
     };
     match run_replay(replay) {
         Ok(Ended::Done { all_bad: false }) => ExitCode::SUCCESS,
@@ -364,6 +406,18 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `export --endpoint URL`: the replay's traces go to URL (with `--to
+/// otlp` only).
+#[cfg(feature = "otlp-http")]
+fn sending(mut replay: ReplayArgs, url: Option<&str>, to: &str) -> Result<ReplayArgs, String> {
+    match (url, to) {
+        (None, _) => {}
+        (Some(url), "otlp") => replay.endpoint = Some(otlp_http::Endpoint::parse(url)?),
+        (Some(_), other) => return Err(format!("--endpoint goes with --to otlp, not --to {other}")),
+    }
+    Ok(replay)
 }
 
 /// A command line that cannot be run, said as clap says its own: exit 2.

@@ -57,7 +57,17 @@ _InputFormat = Literal[
 ]
 #: An output format (``roundup.encoders.FORMATS``); the first is the default.
 _OutputFormat = Literal[
-    "records", "ui", "deepwork", "agui", "agui-compact", "ai-sdk", "openai-chat", "openai-responses", "anthropic"
+    "records",
+    "ui",
+    "deepwork",
+    "agui",
+    "agui-compact",
+    "ai-sdk",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "otlp",
+    "otlp-content",
 ]
 #: An output format that writes a provider's history (``roundup.encoders.HISTORIES``).
 _HistoryFormat = Literal["openai-chat", "openai-responses", "anthropic"]
