@@ -119,6 +119,7 @@ mod sink_failure;
 mod store_error;
 mod ui;
 mod ui_thread;
+mod usage;
 mod wire;
 
 pub mod adapters;

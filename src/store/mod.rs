@@ -47,7 +47,6 @@ mod rows;
 mod schema;
 mod source;
 mod stats;
-mod tokens;
 
 use std::io;
 use std::path::Path;

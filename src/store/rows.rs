@@ -6,12 +6,12 @@
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
-use super::tokens::Tokens;
 use super::DatabaseError;
 use crate::model::{
     Anomaly, ClosedBy, FinishReason, Meta, MetaPatch, PlaceholderCounts, PlaceholderReason, Round, Stitch, Summary,
     TerminalStatus, ToolCall, ToolResult,
 };
+use crate::usage::{ModelFacts, Usage};
 use crate::wire::OutputLine;
 
 /// SQLite integers are signed: a count past `i64::MAX` is stored as the
@@ -102,12 +102,17 @@ pub(crate) fn insert(tx: &Transaction<'_>, source: i64, seq: u64, record: &Outpu
     }
 }
 
+/// A usage's four counts as columns.
+fn token_columns(usage: Usage) -> [Option<i64>; 4] {
+    [usage.input, usage.output, usage.cache_read, usage.reasoning].map(|count| count.map(int))
+}
+
 fn insert_round(tx: &Transaction<'_>, source: i64, seq: i64, round: &Round) -> Result<(), DatabaseError> {
-    let tokens = Tokens::of(&round.meta).unwrap_or_default();
+    let [input, output, cache_read, reasoning] = token_columns(ModelFacts::of(&round.meta).usage);
     tx.prepare_cached(
         "INSERT INTO rounds (source_id, seq, session, run, idx, closed_by, message, thought, tool_calls,
-         started_at_ms, finished_at_ms, input_tokens, output_tokens, meta)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+         started_at_ms, finished_at_ms, input_tokens, output_tokens, cache_read_tokens, reasoning_tokens, meta)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?
     .execute(params![
         source,
@@ -121,8 +126,10 @@ fn insert_round(tx: &Transaction<'_>, source: i64, seq: i64, round: &Round) -> R
         round.tool_calls.len(),
         int(round.started_at_ms),
         int(round.finished_at_ms),
-        tokens.input.map(int),
-        tokens.output.map(int),
+        input,
+        output,
+        cache_read,
+        reasoning,
         meta_text(&round.meta)?
     ])?;
     let mut calls = tx.prepare_cached(
@@ -156,32 +163,31 @@ fn insert_round(tx: &Transaction<'_>, source: i64, seq: i64, round: &Round) -> R
 }
 
 fn insert_run(tx: &Transaction<'_>, source: i64, seq: i64, summary: &Summary) -> Result<(), DatabaseError> {
-    // Tokens counted per response are the run's; a protocol that counts
-    // per run says so in the summary's own metadata instead.
-    let counted: (Option<i64>, Option<i64>, i64) = tx
-        .prepare_cached(
+    // The run's own count where the protocol gives one, else its rounds'
+    // (each model response's) added up: as the trace spans count.
+    let own = ModelFacts::of(&summary.meta).usage;
+    let tokens: [Option<i64>; 4] = if own == Usage::default() {
+        tx.prepare_cached(
             // Named, as SQLite's planner, without statistics, would rather
             // walk every round of the source by its primary key: a cost
             // that grows with the source, paid at every run's end.
-            "SELECT SUM(input_tokens), SUM(output_tokens), COUNT(input_tokens) + COUNT(output_tokens)
+            "SELECT SUM(input_tokens), SUM(output_tokens), SUM(cache_read_tokens), SUM(reasoning_tokens)
              FROM rounds INDEXED BY rounds_by_run WHERE source_id = ?1 AND session IS ?2 AND run = ?3",
         )?
         .query_row(params![source, summary.session, int(summary.run)], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-        })?;
-    let tokens = if counted.2 > 0 {
-        (counted.0, counted.1)
+            Ok([row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?])
+        })?
     } else {
-        let own = Tokens::of(&summary.meta).unwrap_or_default();
-        (own.input.map(int), own.output.map(int))
+        token_columns(own)
     };
     let p = &summary.placeholders;
     tx.prepare_cached(
         "INSERT INTO runs (source_id, seq, session, run, finish_reason, rounds, tool_calls, failed_tool_calls,
          placeholders_superseded, placeholders_completed, placeholders_failed, placeholders_canceled,
          placeholders_interrupted, stitches, anomalies, message_bytes, thought_bytes, last_token_usage,
-         input_tokens, output_tokens, meta)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+         input_tokens, output_tokens, cache_read_tokens, reasoning_tokens, meta)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+         ?23)",
     )?
     .execute(params![
         source,
@@ -202,8 +208,10 @@ fn insert_run(tx: &Transaction<'_>, source: i64, seq: i64, summary: &Summary) ->
         int(summary.message_bytes),
         int(summary.thought_bytes),
         summary.last_token_usage.map(int),
-        tokens.0,
-        tokens.1,
+        tokens[0],
+        tokens[1],
+        tokens[2],
+        tokens[3],
         meta_text(&summary.meta)?
     ])?;
     Ok(())

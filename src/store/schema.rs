@@ -46,10 +46,14 @@ CREATE TABLE rounds (
     tool_calls INTEGER NOT NULL,
     started_at_ms INTEGER NOT NULL,
     finished_at_ms INTEGER NOT NULL,
-    -- Input and output tokens of the model response, where the protocol
-    -- counts them per response (read from the metadata's usage object).
+    -- Tokens of the model response, where the protocol counts them per
+    -- response (read from the metadata's usage object): input (cached
+    -- input included), output (reasoning included), cached input read,
+    -- reasoning.
     input_tokens INTEGER,
     output_tokens INTEGER,
+    cache_read_tokens INTEGER,
+    reasoning_tokens INTEGER,
     meta TEXT,
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
@@ -137,10 +141,12 @@ CREATE TABLE runs (
     message_bytes INTEGER NOT NULL,
     thought_bytes INTEGER NOT NULL,
     last_token_usage INTEGER,
-    -- Input and output tokens: those of its rounds added up, or, where the
-    -- protocol counts per run, the run's own.
+    -- Tokens as the rounds count them: the run's own count where the
+    -- protocol gives one, else its rounds' added up.
     input_tokens INTEGER,
     output_tokens INTEGER,
+    cache_read_tokens INTEGER,
+    reasoning_tokens INTEGER,
     meta TEXT,
     PRIMARY KEY (source_id, seq)
 ) WITHOUT ROWID;
@@ -167,7 +173,9 @@ SELECT
     SUM(runs.anomalies) AS anomalies,
     MAX(runs.last_token_usage) AS peak_token_usage,
     SUM(runs.input_tokens) AS input_tokens,
-    SUM(runs.output_tokens) AS output_tokens
+    SUM(runs.output_tokens) AS output_tokens,
+    SUM(runs.cache_read_tokens) AS cache_read_tokens,
+    SUM(runs.reasoning_tokens) AS reasoning_tokens
 FROM runs JOIN sources ON sources.id = runs.source_id
 GROUP BY runs.source_id, runs.session;
 

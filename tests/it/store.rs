@@ -393,3 +393,65 @@ fn a_live_session_is_not_an_ingested_source() {
     let error = live.commit(&mut db, &checkpoint, 0).unwrap_err();
     assert!(error.to_string().contains("not a live session"), "{error}");
 }
+
+/// Tokens are read from the adapters' usage objects as the trace spans
+/// read them: a Claude message's input counts its cache reads and writes
+/// (which Anthropic's `input_tokens` leaves out); a run's are its own.
+#[test]
+fn tokens_are_counted_from_each_rounds_usage() {
+    let dir = scratch("tokens");
+    let mut db = Database::open(&dir.join("t.db")).unwrap();
+    let mut checked = 0;
+    for path in roundup_testkit::fixture_files("claude-transcript") {
+        let name = path.display().to_string();
+        db.ingest_bytes(&name, &std::fs::read(&path).unwrap(), &ReplayOptions::new()).unwrap();
+        let mut statement = db
+            .connection()
+            .prepare(
+                "SELECT input_tokens, output_tokens, cache_read_tokens, json_extract(meta, '$.claude_usage')
+                 FROM rounds WHERE source_id = (SELECT id FROM sources WHERE path = ?1)",
+            )
+            .unwrap();
+        let rows = statement
+            .query_map([&name], |row| {
+                Ok((
+                    row.get::<_, Option<i64>>(0)?,
+                    row.get::<_, Option<i64>>(1)?,
+                    row.get::<_, Option<i64>>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                ))
+            })
+            .unwrap();
+        for row in rows {
+            let (input, output, cache_read, usage) = row.unwrap();
+            let Some(usage) = usage else { continue };
+            let usage: serde_json::Value = serde_json::from_str(&usage).unwrap();
+            let n = |key: &str| usage[key].as_i64().unwrap_or(0);
+            assert_eq!(
+                input,
+                Some(n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens"))
+            );
+            assert_eq!(output, Some(n("output_tokens")));
+            assert_eq!(cache_read, usage.get("cache_read_input_tokens").and_then(serde_json::Value::as_i64));
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked} rounds with usage");
+    // A run's are its own count, where the adapter sums the run's API
+    // messages (a round keeps one message's usage: a round of two messages
+    // would count one).
+    let mut statement =
+        db.connection().prepare("SELECT input_tokens, json_extract(meta, '$.claude_usage') FROM runs").unwrap();
+    let runs =
+        statement.query_map([], |row| Ok((row.get::<_, Option<i64>>(0)?, row.get::<_, Option<String>>(1)?))).unwrap();
+    let mut summed = 0;
+    for run in runs {
+        let (input, usage) = run.unwrap();
+        let Some(usage) = usage else { continue };
+        let usage: serde_json::Value = serde_json::from_str(&usage).unwrap();
+        let n = |key: &str| usage[key].as_i64().unwrap_or(0);
+        assert_eq!(input, Some(n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens")));
+        summed += 1;
+    }
+    assert!(summed >= 5, "{summed} runs with their own usage");
+}

@@ -67,18 +67,17 @@ pub mod protobuf;
 pub mod semconv;
 
 mod ids;
-mod usage;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use self::ids::Digest;
 use self::semconv as sc;
-use self::usage::{ModelFacts, Usage};
 use super::{Encoder, Frames, OutputFormat, Reads};
 use crate::hash::HashMap;
 use crate::model::{Anomaly, AnomalyKind, PlaceholderReason, Round, Summary, ToolCall, ToolResult};
 use crate::sink::SinkRecord;
+use crate::usage::{ModelFacts, Usage};
 use crate::wire;
 
 /// The registry row of the traces without content.

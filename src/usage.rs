@@ -3,7 +3,8 @@
 //! it used. The adapters keep these under their own keys
 //! (`anthropic_model`, `openai_usage`, `gemini_model_version`, ...), each in
 //! its provider's own shape; this reads them all into the few values the
-//! span attributes take.
+//! outputs that count take (the trace spans' attributes, the database's
+//! token columns), one reading for all of them.
 
 use serde_json::{Map, Value};
 
