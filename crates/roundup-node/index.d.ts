@@ -200,7 +200,7 @@ export interface AguiRunFinished {
   type: "RUN_FINISHED";
   threadId: string;
   runId: string;
-  outcome?: { type: "success" };
+  outcome?: { type: "success" } | { type: "cancelled" };
   usage?: AguiTokenUsage[];
   timestamp?: number;
 }
@@ -337,7 +337,6 @@ export interface AguiReasoningMessage {
 export interface AguiMessagesSnapshot {
   type: "MESSAGES_SNAPSHOT";
   messages: AguiMessage[];
-  timestamp?: number;
 }
 
 // ------------------------------------------------------- AI SDK UI chunks
@@ -351,7 +350,6 @@ export type AiSdkChunk =
   | { type: "finish-step"; session?: string }
   | { type: "finish"; finishReason?: AiSdkFinishReason; messageMetadata?: unknown; session?: string }
   | { type: "abort"; reason?: string; session?: string }
-  | { type: "error"; errorText: string; session?: string }
   | { type: "text-start"; id: string; providerMetadata?: AiSdkProviderMetadata; session?: string }
   | { type: "text-delta"; id: string; delta: string; providerMetadata?: AiSdkProviderMetadata; session?: string }
   | { type: "text-end"; id: string; providerMetadata?: AiSdkProviderMetadata; session?: string }
@@ -367,7 +365,7 @@ export type AiSdkChunk =
   | { type: "message-metadata"; messageMetadata: unknown; session?: string }
   | { type: `data-${string}`; id?: string; data: unknown; transient?: boolean; session?: string };
 
-export type AiSdkFinishReason = "stop" | "length" | "content-filter" | "tool-calls" | "error" | "other";
+export type AiSdkFinishReason = "stop" | "length" | "content-filter" | "tool-calls" | "error" | "interrupted" | "other";
 
 export type AiSdkProviderMetadata = { [provider: string]: { [key: string]: any } };
 
