@@ -144,7 +144,7 @@ class RoundBuilder {
     const session = optionalText(options.session, "session");
     const onRecord = callback(options.onRecord, "onRecord");
     const onUi = callback(options.onUi, "onUi");
-    this.#native = new native.NativeSession(session, onRecord !== null, onUi !== null, options.retainRounds ?? true);
+    this.#native = new native.NativeSession(session, onRecord !== null, onUi !== null, options.retainRounds !== false);
     this.#delivery = new Delivery(this.#native, onRecord, onUi);
   }
 
@@ -431,15 +431,15 @@ class Replayer {
   /** The input ended: every open run finishes; returns the rest of the
    * output. A second end returns nothing more. */
   end() {
-    const out = values(this.#native.endInput(), this.#sse, []);
-    for (let more = this.#native.finishNext(); more !== null; more = this.#native.finishNext()) values(more, this.#sse, out);
+    const out = values(call(() => this.#native.endInput()), this.#sse, []);
+    for (let more = call(() => this.#native.finishNext()); more !== null; more = call(() => this.#native.finishNext())) values(more, this.#sse, out);
     return out;
   }
 
   /** The input ended: the rest of the output, one session at a time. */
   *endIncrementally() {
-    yield* values(this.#native.endInput(), this.#sse, []);
-    for (let more = this.#native.finishNext(); more !== null; more = this.#native.finishNext()) yield* values(more, this.#sse, []);
+    yield* values(call(() => this.#native.endInput()), this.#sse, []);
+    for (let more = call(() => this.#native.finishNext()); more !== null; more = call(() => this.#native.finishNext())) yield* values(more, this.#sse, []);
   }
 
   /** What was read so far: lines, badLines, payloads, bytes, sessions

@@ -423,9 +423,11 @@ export interface Op {
  * - `BAD_OP`: an ops object that is not a call (`call`);
  * - `BAD_CHECKPOINT`: bytes that are not a checkpoint this build reads;
  * - `CLOSED`: input after the end of a replay's input;
- * - `IO`: a file or directory (`evictDir`) that cannot be used.
+ * - `IO`: a file or directory (`evictDir`) that cannot be used;
+ * - `INTERNAL`: a bug of roundup's, met on this input (the process goes
+ *   on; please report it with the input).
  */
-export type RoundupErrorCode = "BAD_ARGUMENT" | "BAD_EVENT" | "BAD_OP" | "BAD_CHECKPOINT" | "CLOSED" | "IO";
+export type RoundupErrorCode = "BAD_ARGUMENT" | "BAD_EVENT" | "BAD_OP" | "BAD_CHECKPOINT" | "CLOSED" | "IO" | "INTERNAL";
 
 export class RoundupError extends Error {
   readonly name: "RoundupError";

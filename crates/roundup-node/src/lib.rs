@@ -25,6 +25,19 @@ pub(crate) fn error(code: &str, message: impl std::fmt::Display) -> napi::Error 
     napi::Error::new(napi::Status::GenericFailure, format!("[{code}] {message}"))
 }
 
+/// Runs `f`, a panic in it (a bug of roundup's) turned into an `INTERNAL`
+/// error: the process goes on, whatever the input.
+pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> napi::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        error("INTERNAL", format!("roundup failed on this input (a bug: please report it with the input): {what}"))
+    })
+}
+
 /// The registered input format of that name, or an error listing them.
 pub(crate) fn input_format(name: &str) -> napi::Result<&'static InputFormat> {
     InputFormat::named(name).ok_or_else(|| {

@@ -9,7 +9,7 @@ use napi_derive::napi;
 use roundup::encoders::{Framing, OutputFormat};
 use roundup::{ReplayOptions, Replayer as Inner};
 
-use crate::{error, input_format};
+use crate::{error, guarded, input_format};
 
 /// A replay's options.
 #[napi(object)]
@@ -101,7 +101,7 @@ impl NativeReplayer {
     #[napi]
     pub fn feed(&mut self, bytes: Uint8Array) -> napi::Result<String> {
         self.open("feed")?;
-        self.inner.feed(&bytes, &mut ());
+        guarded(|| self.inner.feed(&bytes, &mut ()))?;
         Ok(self.output())
     }
 
@@ -109,7 +109,7 @@ impl NativeReplayer {
     #[napi]
     pub fn feed_text(&mut self, text: String) -> napi::Result<String> {
         self.open("feed")?;
-        self.inner.feed(text.as_bytes(), &mut ());
+        guarded(|| self.inner.feed(text.as_bytes(), &mut ()))?;
         Ok(self.output())
     }
 
@@ -117,41 +117,40 @@ impl NativeReplayer {
     #[napi]
     pub fn feed_payload(&mut self, payload: String) -> napi::Result<String> {
         self.open("feed")?;
-        self.inner.feed_payload(payload.as_bytes(), &mut ());
+        guarded(|| self.inner.feed_payload(payload.as_bytes(), &mut ()))?;
         Ok(self.output())
     }
 
     /// The input ended: returns the output that completes. Then
     /// `finishNext` until it returns `null`.
     #[napi]
-    pub fn end_input(&mut self) -> String {
+    pub fn end_input(&mut self) -> napi::Result<String> {
         if !self.ended {
             self.ended = true;
-            self.inner.end_input(&mut ());
+            guarded(|| self.inner.end_input(&mut ()))?;
         }
-        self.output()
+        Ok(self.output())
     }
 
     /// Finishes the next open session (one at a time, so that a million
     /// sessions' last rounds are never held at once); its output, or
     /// `null` when every session has finished.
     #[napi]
-    pub fn finish_next(&mut self) -> Option<String> {
+    pub fn finish_next(&mut self) -> napi::Result<Option<String>> {
         if !self.ended {
-            self.end_input();
+            self.ended = true;
+            guarded(|| self.inner.end_input(&mut ()))?;
         }
         if self.done {
-            return None;
+            return Ok(None);
         }
-        if !self.inner.finish_next() {
+        let more = guarded(|| self.inner.finish_next());
+        if !matches!(more, Ok(true)) {
             self.done = true;
         }
+        more?;
         let out = self.output();
-        if self.done && out.is_empty() {
-            None
-        } else {
-            Some(out)
-        }
+        Ok(if self.done && out.is_empty() { None } else { Some(out) })
     }
 
     /// What was read so far.

@@ -13,7 +13,7 @@ use roundup::{OpsLine, Router as Inner};
 
 use crate::outbox::{new_builder, Outbox};
 use crate::session::NativeSession;
-use crate::{error, input_format, reason};
+use crate::{error, guarded, input_format, reason};
 
 /// A router and what its calls need, shared with its sessions.
 pub struct Shared {
@@ -111,7 +111,7 @@ impl NativeRouter {
     pub fn call(&self, op: String) -> napi::Result<Option<String>> {
         let line = OpsLine::parse(op.as_bytes()).map_err(|bad| error("BAD_OP", bad.reason))?;
         if let Some(call) = line.call().map_err(|bad| error("BAD_OP", bad.reason))? {
-            self.shared.router.lock().call(line.session(), call);
+            guarded(|| self.shared.router.lock().call(line.session(), call))?;
         }
         Ok(self.shared.outbox.take())
     }
@@ -133,7 +133,7 @@ impl NativeRouter {
     #[napi]
     pub fn close(&self, name: Option<String>, reason_name: String) -> napi::Result<Option<String>> {
         let reason = reason(&reason_name)?;
-        self.shared.router.lock().close(name.as_deref(), reason);
+        guarded(|| self.shared.router.lock().close(name.as_deref(), reason))?;
         Ok(self.shared.outbox.take())
     }
 
@@ -143,11 +143,14 @@ impl NativeRouter {
     #[napi]
     pub fn finish_all(&self, reason_name: String) -> napi::Result<u32> {
         let reason = reason(&reason_name)?;
-        let mut router = self.shared.router.lock();
-        if let Some(adapter) = self.shared.adapter.lock().as_mut() {
-            adapter.end(&mut Apply(&mut router));
-        }
-        Ok(u32::try_from(router.finish_all(reason)).unwrap_or(u32::MAX))
+        let sessions = guarded(|| {
+            let mut router = self.shared.router.lock();
+            if let Some(adapter) = self.shared.adapter.lock().as_mut() {
+                adapter.end(&mut Apply(&mut router));
+            }
+            router.finish_all(reason)
+        })?;
+        Ok(u32::try_from(sessions).unwrap_or(u32::MAX))
     }
 
     /// Sessions seen and not closed (open or evicted).
@@ -168,13 +171,13 @@ impl NativeRouter {
         let Some(format) = self.format else {
             return Err(error("BAD_ARGUMENT", "feed needs an input format: new Router({ from: ... })"));
         };
-        let result = {
+        let result = guarded(|| {
             let mut router = self.shared.router.lock();
             match self.shared.adapter.lock().as_mut() {
                 Some(adapter) => adapter.translate(bytes, &mut Apply(&mut router)),
                 None => Ok(()),
             }
-        };
+        })?;
         // An event that cannot be read changes nothing; anything still
         // queued is taken by the package's next `take`.
         result.map_err(|bad| error("BAD_EVENT", format!("{} event: {}", format.name(), bad.reason)))?;

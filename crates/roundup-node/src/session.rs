@@ -13,7 +13,7 @@ use roundup::{
 
 use crate::outbox::{new_builder, Outbox};
 use crate::router::Shared;
-use crate::{anomaly, error, reason, status};
+use crate::{anomaly, error, guarded, reason, status};
 
 enum Target {
     Own { builder: Box<Builder>, outbox: Arc<Outbox> },
@@ -40,12 +40,12 @@ impl NativeSession {
         }
     }
 
-    fn apply(&self, call: Call<'_>) -> Option<String> {
-        match &self.target {
+    fn apply(&self, call: Call<'_>) -> napi::Result<Option<String>> {
+        guarded(|| match &self.target {
             Target::Own { builder, .. } => builder.call(call),
             Target::Routed { router, name } => router.router.lock().call(name.as_deref(), call),
-        }
-        self.outbox().take()
+        })?;
+        Ok(self.outbox().take())
     }
 
     fn with_builder<T>(&self, f: impl FnOnce(&Builder) -> T) -> T {
@@ -90,17 +90,17 @@ impl NativeSession {
     }
 
     #[napi]
-    pub fn message(&self, text: String) -> Option<String> {
+    pub fn message(&self, text: String) -> napi::Result<Option<String>> {
         self.apply(Call::Message { text: &text })
     }
 
     #[napi]
-    pub fn thought(&self, text: String) -> Option<String> {
+    pub fn thought(&self, text: String) -> napi::Result<Option<String>> {
         self.apply(Call::Thought { text: &text })
     }
 
     #[napi]
-    pub fn tool_call(&self, id: String, title: Option<String>, name: Option<String>) -> Option<String> {
+    pub fn tool_call(&self, id: String, title: Option<String>, name: Option<String>) -> napi::Result<Option<String>> {
         let (title, name) = (title.as_deref().unwrap_or(""), name.as_deref().unwrap_or(""));
         self.apply(Call::ToolCall { id: &id, title, name })
     }
@@ -108,27 +108,27 @@ impl NativeSession {
     #[napi]
     pub fn tool_update(&self, id: String, content: String, status_name: String) -> napi::Result<Option<String>> {
         let status = status(&status_name)?;
-        Ok(self.apply(Call::ToolUpdate { id: &id, content: &content, status }))
+        self.apply(Call::ToolUpdate { id: &id, content: &content, status })
     }
 
     #[napi]
-    pub fn args_delta(&self, id: String, delta: String) -> Option<String> {
+    pub fn args_delta(&self, id: String, delta: String) -> napi::Result<Option<String>> {
         self.apply(Call::ToolUpdate { id: &id, content: &delta, status: ToolCallStatus::InProgress })
     }
 
     #[napi]
-    pub fn args_snapshot(&self, id: String, args: String) -> Option<String> {
+    pub fn args_snapshot(&self, id: String, args: String) -> napi::Result<Option<String>> {
         self.apply(Call::ArgsSnapshot { id: &id, args: &args })
     }
 
     #[napi]
-    pub fn tool_result(&self, id: String, content: String, failed: bool) -> Option<String> {
+    pub fn tool_result(&self, id: String, content: String, failed: bool) -> napi::Result<Option<String>> {
         let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
         self.apply(Call::ToolUpdate { id: &id, content: &content, status })
     }
 
     #[napi]
-    pub fn tool_output(&self, id: String, content: String, replace: bool) -> Option<String> {
+    pub fn tool_output(&self, id: String, content: String, replace: bool) -> napi::Result<Option<String>> {
         self.apply(Call::ToolOutput { id: &id, content: &content, replace })
     }
 
@@ -140,42 +140,42 @@ impl NativeSession {
         // A safe integer, checked above.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let total = total as u64;
-        Ok(self.apply(Call::TokenUsage { total }))
+        self.apply(Call::TokenUsage { total })
     }
 
     #[napi]
-    pub fn start(&self) -> Option<String> {
+    pub fn start(&self) -> napi::Result<Option<String>> {
         self.apply(Call::Start)
     }
 
     #[napi]
     pub fn finish(&self, reason_name: String) -> napi::Result<Option<String>> {
         let reason = reason(&reason_name)?;
-        Ok(self.apply(Call::Finish { reason }))
+        self.apply(Call::Finish { reason })
     }
 
     #[napi]
     pub fn tool_meta(&self, id: String, meta: String) -> napi::Result<Option<String>> {
         let meta = meta_of(&meta)?;
-        Ok(self.apply(Call::ToolMeta { id: &id, meta: &meta }))
+        self.apply(Call::ToolMeta { id: &id, meta: &meta })
     }
 
     #[napi]
     pub fn run_meta(&self, meta: String) -> napi::Result<Option<String>> {
         let meta = meta_of(&meta)?;
-        Ok(self.apply(Call::RunMeta { meta: &meta }))
+        self.apply(Call::RunMeta { meta: &meta })
     }
 
     #[napi]
     pub fn round_meta(&self, meta: String) -> napi::Result<Option<String>> {
         let meta = meta_of(&meta)?;
-        Ok(self.apply(Call::RoundMeta { meta: &meta }))
+        self.apply(Call::RoundMeta { meta: &meta })
     }
 
     #[napi]
     pub fn anomaly(&self, kind: String, detail: String, id: Option<String>) -> napi::Result<Option<String>> {
         let kind = anomaly(&kind)?;
-        Ok(self.apply(Call::Anomaly { kind, id: id.as_deref(), detail: &detail }))
+        self.apply(Call::Anomaly { kind, id: id.as_deref(), detail: &detail })
     }
 
     /// One call as its ops JSONL object's text (SPEC §3); a `session` key
@@ -184,7 +184,7 @@ impl NativeSession {
     pub fn call(&self, op: String) -> napi::Result<Option<String>> {
         let line = OpsLine::parse(op.as_bytes()).map_err(|bad| error("BAD_OP", bad.reason))?;
         match line.call().map_err(|bad| error("BAD_OP", bad.reason))? {
-            Some(call) => Ok(self.apply(call)),
+            Some(call) => self.apply(call),
             None => Ok(None),
         }
     }
@@ -193,12 +193,12 @@ impl NativeSession {
     #[napi]
     pub fn finish_if_running(&self, reason_name: String) -> napi::Result<Option<String>> {
         let reason = reason(&reason_name)?;
-        match &self.target {
+        guarded(|| match &self.target {
             Target::Own { builder, .. } => {
                 builder.finish_if_running(reason);
             }
             Target::Routed { router, name } => router.router.lock().close(name.as_deref(), reason),
-        }
+        })?;
         Ok(self.outbox().take())
     }
 
@@ -263,8 +263,8 @@ impl NativeSession {
     /// they are not a checkpoint this build reads.
     #[napi]
     pub fn restore(&self, checkpoint: Uint8Array) -> napi::Result<()> {
-        let checkpoint = Checkpoint::from_json(&checkpoint).map_err(checkpoint_error)?;
-        self.with_builder(|builder| builder.restore(checkpoint)).map_err(checkpoint_error)
+        let checkpoint = guarded(|| Checkpoint::from_json(&checkpoint))?.map_err(checkpoint_error)?;
+        guarded(|| self.with_builder(|builder| builder.restore(checkpoint)))?.map_err(checkpoint_error)
     }
 }
 
