@@ -181,12 +181,12 @@ class RoundBuilder {
     this.#run(call(() => this.#native.argsSnapshot(text(id, "id"), json(args, "args"))));
   }
 
-  toolResult(id, content, options = {}) {
-    this.#run(call(() => this.#native.toolResult(text(id, "id"), text(content, "content"), options.failed === true)));
+  toolResult(id, content, options) {
+    this.#run(call(() => this.#native.toolResult(text(id, "id"), text(content, "content"), options?.failed === true)));
   }
 
-  toolOutput(id, content, options = {}) {
-    this.#run(call(() => this.#native.toolOutput(text(id, "id"), text(content, "content"), options.replace === true)));
+  toolOutput(id, content, options) {
+    this.#run(call(() => this.#native.toolOutput(text(id, "id"), text(content, "content"), options?.replace === true)));
   }
 
   tokenUsage(total) {
@@ -259,8 +259,8 @@ class RoundBuilder {
 
   /** The session's state as bytes: what `restore` takes, in this process
    * or another. Retained rounds go in only with `{ history: true }`. */
-  checkpoint(options = {}) {
-    return call(() => this.#native.checkpoint(options.history === true));
+  checkpoint(options) {
+    return call(() => this.#native.checkpoint(options?.history === true));
   }
 
   /** Continues from a checkpoint's bytes; throws a RoundupError with code
@@ -325,6 +325,7 @@ class Router {
     let out;
     try {
       if (event instanceof Uint8Array) out = this.#native.feed(event);
+      else if (event instanceof ArrayBuffer) out = this.#native.feed(new Uint8Array(event));
       else out = this.#native.feedText(json(event, "event"));
     } catch (error) {
       this.#delivery.deliver(this.#native.take());

@@ -510,7 +510,7 @@ export interface RouterOptions {
 }
 
 /** A parsed event, its JSON text, or its bytes. */
-export type Event = object | string | Uint8Array;
+export type Event = object | string | Uint8Array | ArrayBuffer;
 
 /** Many sessions, one builder each, made on first sight. */
 export class Router {
