@@ -524,6 +524,40 @@ function replayStream(options = {}) {
   });
 }
 
+/** The translator of one stream of a protocol: its events in, the calls
+ * they mean out, as ops objects (`{ op: "message", text: "Hi", session:
+ * "s1" }`, the contract's §3) that any builder or router takes. */
+class Adapter {
+  #native;
+
+  constructor(format) {
+    this.#native = call(() => new native.NativeAdapter(text(format, "format")));
+  }
+
+  /** The format's name. */
+  get format() {
+    return this.#native.format;
+  }
+
+  /** The calls one event means (a parsed event, its JSON text or bytes).
+   * An event that cannot be read throws BAD_EVENT; one that reads but
+   * means nothing roundup knows comes back as an `anomaly` call. */
+  translate(event) {
+    return JSON.parse(
+      call(() => {
+        if (event instanceof Uint8Array) return this.#native.translate(event);
+        if (event instanceof ArrayBuffer) return this.#native.translate(new Uint8Array(event));
+        return this.#native.translateText(json(event, "event"));
+      }),
+    );
+  }
+
+  /** The stream ended: the calls for what the adapter still holds. */
+  end() {
+    return JSON.parse(call(() => this.#native.end()));
+  }
+}
+
 /** The input formats: name and description, in detection order. */
 function inputFormats() {
   return native.inputFormats();
@@ -535,6 +569,7 @@ function outputFormats() {
 }
 
 module.exports = {
+  Adapter,
   RoundBuilder,
   Router,
   Replayer,

@@ -534,6 +534,17 @@ export class Router {
   readonly openSessions: number;
 }
 
+/** The translator of one stream of a protocol: its events in, the calls
+ * they mean out, as ops objects that any builder or router takes. */
+export class Adapter {
+  constructor(format: InputFormat);
+  readonly format: InputFormat;
+  /** The calls one event means; throws `BAD_EVENT` for one it cannot read. */
+  translate(event: Event): Op[];
+  /** The stream ended: the calls for what the adapter still holds. */
+  end(): Op[];
+}
+
 // ------------------------------------------------------------------ replay
 
 export interface ReplayOptions {
@@ -629,6 +640,7 @@ export function outputFormats(): FormatInfo[];
 export const version: string;
 
 declare const roundup: {
+  Adapter: typeof Adapter;
   RoundBuilder: typeof RoundBuilder;
   Router: typeof Router;
   Replayer: typeof Replayer;

@@ -2,6 +2,7 @@
 import roundup from "./index.cjs";
 
 export const {
+  Adapter,
   RoundBuilder,
   Router,
   Replayer,

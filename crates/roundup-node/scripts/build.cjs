@@ -15,9 +15,16 @@ const here = join(__dirname, "..");
 const profile = process.env.ROUNDUP_NODE_PROFILE === "debug" ? "debug" : "release";
 const cargo = process.env.CARGO ?? "cargo";
 
-const metadata = JSON.parse(
-  execFileSync(cargo, ["metadata", "--format-version", "1", "--no-deps"], { cwd: here, maxBuffer: 1 << 28 }).toString("utf8"),
-);
+let metadata;
+try {
+  metadata = JSON.parse(execFileSync(cargo, ["metadata", "--format-version", "1", "--no-deps"], { cwd: here, maxBuffer: 1 << 28 }).toString("utf8"));
+} catch (error) {
+  if (error.code === "ENOENT") {
+    console.error(`roundup: ${cargo} is not installed: building the addon needs Rust (https://rustup.rs)`);
+    process.exit(1);
+  }
+  throw error;
+}
 const root = metadata.workspace_root;
 const args = ["build", "-p", "roundup-node"];
 if (profile === "release") args.push("--release");

@@ -13,6 +13,7 @@ use napi_derive::napi;
 use roundup::adapters::InputFormat;
 use roundup::{AnomalyKind, FinishReason, ToolCallStatus};
 
+mod adapter;
 mod outbox;
 mod replay;
 mod router;

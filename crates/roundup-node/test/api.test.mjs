@@ -11,7 +11,7 @@ import { Readable } from "node:stream";
 import { setImmediate as tick } from "node:timers/promises";
 import { test } from "node:test";
 import * as esm from "roundup";
-import { RoundBuilder, Replayer, Router, RoundupError, replay, replaySync, replayStream } from "roundup";
+import { Adapter, RoundBuilder, Replayer, Router, RoundupError, replay, replaySync, replayStream } from "roundup";
 import { bytes, collect, fixture, inPieces } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
@@ -364,4 +364,21 @@ test("replay of something that is not input is a clear error", async () => {
   await assert.rejects(collect(replay(42)), { code: "BAD_ARGUMENT", message: /replay reads a string, bytes/ });
   // The options are read when replay is called.
   assert.throws(() => replay("", { emit: "nope" }), { code: "BAD_ARGUMENT" });
+});
+
+test("an Adapter translates events into ops objects that a builder takes", () => {
+  const acp = new Adapter("acp");
+  assert.equal(acp.format, "acp");
+  const update = { sessionId: "s1", update: { sessionUpdate: "tool_call", toolCallId: "t", title: "ls", status: "pending" } };
+  assert.deepEqual(acp.translate(update), [{ op: "tool_call", id: "t", title: "ls", session: "s1" }]);
+  assert.deepEqual(new Adapter("acp").translate(JSON.stringify(update)), acp.translate(update));
+  const uagent = new Adapter("uagent").translate({ type: "text_delta", text: "Hi", at: "1970-01-01T00:00:02Z", v: 1 });
+  assert.deepEqual(uagent, [{ op: "message", text: "Hi", at_ms: 2000 }]);
+  assert.throws(() => acp.translate("{not json"), { code: "BAD_EVENT", message: /acp event/ });
+  assert.throws(() => new Adapter("nope"), { code: "BAD_ARGUMENT" });
+  const session = new RoundBuilder();
+  for (const op of new Adapter("acp").translate({ sessionId: "s1", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Hello" } } })) session.call(op);
+  session.close();
+  assert.equal(session.rounds[0].message, "Hello");
+  assert.deepEqual(acp.end(), []);
 });

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -93,4 +93,33 @@ const tsc = join(here, "node_modules", ".bin", "tsc");
 
 test("tsc --strict: the type tests and the examples", { skip: existsSync(tsc) ? false : "typescript is not installed (npm install in crates/roundup-node)" }, () => {
   execFileSync(tsc, ["-p", join(here, "test", "types", "tsconfig.json")], { stdio: "inherit" });
+});
+
+// The names the documentation's TypeScript uses without defining them.
+const PRELUDE = `declare function persist(record: import("roundup").RoundupRecord): void;
+declare function send(event: import("roundup").UiEvent): void;
+declare const url: string;
+declare const headers: Record<string, string>;
+declare const body: string;
+declare const upstream: Response;
+declare const agentStdout: AsyncIterable<string>;
+`;
+
+test("tsc --strict: the TypeScript of README.md, docs/node.md and the package's README", { skip: existsSync(tsc) ? false : "typescript is not installed" }, () => {
+  const repo = join(here, "..", "..");
+  const dir = join(here, "test", "types", "docs");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  let blocks = 0;
+  for (const doc of [join(repo, "README.md"), join(repo, "docs", "node.md"), join(here, "README.md")]) {
+    for (const [i, [, code]] of [...readFileSync(doc, "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].entries()) {
+      const name = `${doc.slice(repo.length + 1).replace(/[^A-Za-z0-9]+/g, "-")}-${i}.mts`;
+      writeFileSync(join(dir, name), `${PRELUDE}${code}\nexport {};\n`);
+      blocks += 1;
+    }
+  }
+  assert.ok(blocks >= 4, `${blocks} blocks`);
+  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ extends: "../tsconfig.json", include: ["*.mts"] }));
+  execFileSync(tsc, ["-p", join(dir, "tsconfig.json")], { stdio: "inherit" });
+  rmSync(dir, { recursive: true, force: true });
 });
