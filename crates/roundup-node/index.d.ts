@@ -571,12 +571,15 @@ export interface EmitValues {
   anthropic: unknown[];
 }
 
-/** The output values of `options`. */
-export type ReplayValue<O> = O extends { sse: true }
-  ? string
-  : O extends { emit: infer E extends keyof EmitValues }
-    ? EmitValues[E]
-    : RoundupRecord;
+/** The values of output format `E`; records when none is named. */
+export type EmitValue<E> = E extends keyof EmitValues ? EmitValues[E] : RoundupRecord;
+
+/** The output values of `options`: exact for options written out
+ * (`{ emit: "agui" }` gives `AguiEvent`s, `{ sse: true }` strings), the
+ * union of what they may be for options only known as `ReplayOptions`. */
+export type ReplayValue<O> = O extends { sse: true } ? string : EmitValueOf<O> | SseValueOf<O>;
+type EmitValueOf<O> = O extends { emit?: infer E } ? EmitValue<E> : RoundupRecord;
+type SseValueOf<O> = O extends { sse?: infer S } ? (unknown extends S ? never : true extends S ? string : never) : never;
 
 export interface ReplayStats {
   lines: number;

@@ -6,7 +6,7 @@
 // assignable to: a cast, `event as Event`, is allowed and suffices).
 import type { Event as AgUiEvent, Message as AgUiMessage } from "@ag-ui/core";
 import type { UIMessageChunk } from "ai";
-import type { AguiEvent, AguiMessage, AiSdkChunk } from "roundup";
+import type { AguiEvent, AguiMessage, AiSdkChunk, ReplayOptions, RoundupRecord, UiEvent } from "roundup";
 import { replay, replaySync, replayStream, RoundBuilder, Router, RoundupError } from "roundup";
 
 /** The @ag-ui/core event whose `type` is the string `T`. */
@@ -54,5 +54,18 @@ export async function typed(body: ReadableStream<Uint8Array>): Promise<number> {
   } catch (error) {
     if (error instanceof RoundupError && error.code === "BAD_EVENT") n += 1;
   }
-  return n + chunks.length + sse.length + (stream ? 1 : 0);
+  return n + chunks.length + sse.length + (stream ? 1 : 0) + values(n % 2 === 0 ? { emit: "ui" } : { sse: true });
+}
+
+/** Options known only as ReplayOptions: the values are what they may be. */
+function values(options: ReplayOptions): number {
+  const out = replaySync("", options);
+  const each: (RoundupRecord | UiEvent | AguiEvent | AiSdkChunk | string | object)[] = out;
+  // @ts-expect-error: a value may be a string (with `sse`), not a record.
+  const records: RoundupRecord[] = out;
+  const exact: AguiEvent[] = replaySync("", { emit: "agui" });
+  const plain: RoundupRecord[] = replaySync("", {});
+  const none: RoundupRecord[] = replaySync("");
+  const lines: string[] = replaySync("", { emit: "ai-sdk", sse: true });
+  return each.length + records.length + exact.length + plain.length + none.length + lines.length;
 }
