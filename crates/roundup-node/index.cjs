@@ -47,7 +47,10 @@ function json(value, what) {
 }
 
 function describe(value) {
-  return value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
 }
 
 function callback(fn, what) {

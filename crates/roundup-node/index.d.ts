@@ -509,8 +509,8 @@ export interface RouterOptions {
   evictDir?: string | null;
 }
 
-/** A parsed event, its JSON text, or its bytes. */
-export type Event = object | string | Uint8Array | ArrayBuffer;
+/** An event of a protocol: parsed, its JSON text, or its bytes. */
+export type ProtocolEvent = object | string | Uint8Array | ArrayBuffer;
 
 /** Many sessions, one builder each, made on first sight. */
 export class Router {
@@ -522,7 +522,7 @@ export class Router {
   call(op: Op | string): void;
   /** One event of the input format; throws `BAD_EVENT` (and changes
    * nothing) for one it cannot read. */
-  feed(event: Event): void;
+  feed(event: ProtocolEvent): void;
   /** Finishes a session's open run and forgets the session. */
   close(name: string | null, reason?: FinishReason): void;
   /** End of the stream: every session's open run finishes; returns how
@@ -540,7 +540,7 @@ export class Adapter {
   constructor(format: InputFormat);
   readonly format: InputFormat;
   /** The calls one event means; throws `BAD_EVENT` for one it cannot read. */
-  translate(event: Event): Op[];
+  translate(event: ProtocolEvent): Op[];
   /** The stream ended: the calls for what the adapter still holds. */
   end(): Op[];
 }
