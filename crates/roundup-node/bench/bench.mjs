@@ -39,7 +39,7 @@ import { performance } from "node:perf_hooks";
 import { AbstractAgent, defaultApplyEvents, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
 import { lastValueFrom, tap } from "rxjs";
-import { Replayer } from "roundup";
+import { RoundBuilder, Replayer } from "roundup";
 
 const quick = process.argv.includes("--quick");
 const PIECE = 16 << 10;
@@ -356,3 +356,18 @@ for (const [name, steps] of workloads) {
     `| ${name} | ${rounds} | ${fmt(bytes / 1024)} KiB | ${fmt(per.ai)} | ${fmt(per["ag-ui"])} | ${fmt(per.roundup)} | ${fmt(per["roundup (agui out)"])} | ${Math.round(peer / per.roundup)}×, ${Math.round(peer / per["roundup (agui out)"])}× |`,
   );
 }
+
+// The cost of one call from JavaScript: what an adapter written in
+// JavaScript pays per event, where replay() and Router.feed pay per piece.
+function perCall(label, builder) {
+  const n = quick ? 10_000 : 1_000_000;
+  for (let i = 0; i < 10_000; i++) builder.message("x");
+  globalThis.gc?.();
+  const start = performance.now();
+  for (let i = 0; i < n; i++) builder.message("x");
+  console.log(`- \`message()\` ${label}: ${Math.round(((performance.now() - start) * 1e6) / n)} ns per call`);
+}
+console.log("\nPer call:\n");
+perCall("without callbacks", new RoundBuilder({ retainRounds: false }));
+perCall("with a record callback", new RoundBuilder({ retainRounds: false, onRecord: () => {} }));
+perCall("with a UI callback (one event per call)", new RoundBuilder({ retainRounds: false, onUi: () => {} }));
