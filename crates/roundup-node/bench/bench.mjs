@@ -28,12 +28,12 @@
 //   "agui"`), what a server that translates for a web client runs.
 //
 // Each runner's result is checked against the session (its text, its
-// arguments, its results) before anything is timed. Runners alternate
-// run by run, each after a garbage collection (so that none pays for the
-// garbage of the one before); each figure is the median per round (µs).
+// arguments, its results) before anything is timed. Runners take turns in
+// blocks of runs, five times over, each block after an untimed run; each
+// figure is the median per round (µs).
 //
-//   node --expose-gc bench/bench.mjs            the table of docs/node.md
-//   node --expose-gc bench/bench.mjs --quick    a few runs, to check that it runs
+//   node bench/bench.mjs            the table of docs/node.md
+//   node bench/bench.mjs --quick    a few runs, to check that it runs
 
 import { performance } from "node:perf_hooks";
 import { AbstractAgent, defaultApplyEvents, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
@@ -322,14 +322,19 @@ async function bench(name, steps) {
   };
   const times = Object.fromEntries(Object.keys(runners).map((k) => [k, []]));
   const runs = quick ? 3 : name.startsWith("W4") ? 200 : name.startsWith("W1") ? 30 : 60;
-  for (let i = 0; i < runs; i++) {
+  // Blocks of runs, runner after runner, five times over: each block
+  // starts with an untimed run (which takes the garbage of the block
+  // before), and the blocks alternate so that a change of the machine's
+  // load falls on every runner.
+  const blocks = quick ? 1 : 5;
+  for (let b = 0; b < blocks; b++) {
     for (const [runner, run] of Object.entries(runners)) {
-      // The garbage of the runner before is collected before this one is
-      // timed, not during it.
-      globalThis.gc?.();
-      const start = performance.now();
       await run();
-      times[runner].push(((performance.now() - start) * 1000) / want.rounds);
+      for (let i = 0; i < runs / blocks; i++) {
+        const start = performance.now();
+        await run();
+        times[runner].push(((performance.now() - start) * 1000) / want.rounds);
+      }
     }
   }
   const per = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
@@ -345,8 +350,7 @@ const workloads = [
 ];
 
 const fmt = (x) => x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
-if (globalThis.gc === undefined) console.warn("run with node --expose-gc: without it, each runner pays for the garbage of the one before");
-console.log(`Node ${process.version}, ${quick ? "quick run" : "full run"}; µs per round, median of paired runs.\n`);
+console.log(`Node ${process.version}, ${quick ? "quick run" : "full run"}; µs per round, median of the runs.\n`);
 console.log("| workload | rounds | AI SDK body | ai readUIMessageStream | AG-UI defaultApplyEvents | roundup (records) | roundup (AG-UI out) | faster than the faster peer |");
 console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
 for (const [name, steps] of workloads) {
@@ -362,7 +366,6 @@ for (const [name, steps] of workloads) {
 function perCall(label, builder) {
   const n = quick ? 10_000 : 1_000_000;
   for (let i = 0; i < 10_000; i++) builder.message("x");
-  globalThis.gc?.();
   const start = performance.now();
   for (let i = 0; i < n; i++) builder.message("x");
   console.log(`- \`message()\` ${label}: ${Math.round(((performance.now() - start) * 1e6) / n)} ns per call`);
