@@ -126,6 +126,8 @@ pub mod encoders;
 #[cfg(feature = "tokio")]
 pub mod live;
 pub mod router;
+#[cfg(feature = "sqlite")]
+pub mod store;
 
 /// The contract: the rules and wire formats roundup implements (the
 /// repository's `docs/SPEC.md`, shown here whole).

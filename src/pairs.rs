@@ -1,13 +1,35 @@
-//! A map whose keys are not strings (JSON's keys are), kept as a list of
-//! pairs in key order: `#[serde(with = "crate::pairs")]`. States that
-//! checkpoints save (adapters', encoders') use it, so that the same state
-//! is always the same bytes.
+//! Hash maps and sets in a checkpoint, always in the same order, so that
+//! the same state is always the same bytes (a store can skip writing a
+//! checkpoint that did not change, and two runs over the same input save
+//! the same): a map whose keys are not strings (JSON's keys are) as a list
+//! of pairs in key order (`#[serde(with = "crate::pairs")]`), one keyed by
+//! strings as an object in key order
+//! (`#[serde(serialize_with = "crate::pairs::sorted_map")]`), a set as a
+//! list in order (`serialize_with = "crate::pairs::sorted_set"`).
 
 use std::hash::Hash;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::hash::HashMap;
+use crate::hash::{HashMap, HashSet};
+
+/// Writes a map as an object sorted by key (read back as any map is).
+pub(crate) fn sorted_map<K: Ord + Serialize, V: Serialize, S: Serializer>(
+    map: &HashMap<K, V>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    map.iter().collect::<std::collections::BTreeMap<_, _>>().serialize(serializer)
+}
+
+/// Writes a set as a sorted list (read back as any set is).
+pub(crate) fn sorted_set<T: Ord + Serialize, S: Serializer>(
+    set: &HashSet<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut items: Vec<&T> = set.iter().collect();
+    items.sort_unstable();
+    serializer.collect_seq(items)
+}
 
 pub(crate) fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
     map: &HashMap<K, V>,

@@ -50,6 +50,29 @@ impl From<SinkRecord<'_>> for OutputLine {
     }
 }
 
+impl OutputLine {
+    /// The record, borrowed: to write an owned record
+    /// ([`write_record`]) or hand it to a sink.
+    ///
+    /// ```
+    /// use roundup::OutputLine;
+    /// let line = r#"{"type":"anomaly","run":0,"kind":"bad_line","detail":"line 1: not JSON"}"#;
+    /// let record: OutputLine = serde_json::from_str(line).unwrap();
+    /// let mut out = Vec::new();
+    /// roundup::write_record(&mut out, record.as_record());
+    /// assert_eq!(out, line.as_bytes());
+    /// ```
+    pub fn as_record(&self) -> SinkRecord<'_> {
+        match self {
+            OutputLine::Round(round) => SinkRecord::Round(round),
+            OutputLine::Stitch(stitch) => SinkRecord::Stitch(stitch),
+            OutputLine::Anomaly(anomaly) => SinkRecord::Anomaly(anomaly),
+            OutputLine::Meta(patch) => SinkRecord::Meta(patch),
+            OutputLine::Summary(summary) => SinkRecord::Summary(summary),
+        }
+    }
+}
+
 /// Writes one record as its output line (no newline), borrowing it.
 ///
 /// ```

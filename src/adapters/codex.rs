@@ -70,6 +70,7 @@ pub struct CodexAdapter {
     /// Tool items of the current turn declared and not yet completed (ids
     /// restart on resume): a set, and only the open ones, so that a turn of
     /// thousands of items costs neither a scan per item nor memory per item.
+    #[serde(serialize_with = "crate::pairs::sorted_set")]
     declared: HashSet<Box<str>>,
     /// The thread, for the runs that begin in it.
     thread: String,

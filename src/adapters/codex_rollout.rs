@@ -102,6 +102,7 @@ pub struct CodexRolloutAdapter {
     /// so each list is given whole.
     lists: BTreeMap<String, Vec<Value>>,
     /// Tool calls of the open run without their output yet.
+    #[serde(serialize_with = "crate::pairs::sorted_set")]
     waiting: HashSet<Box<str>>,
     /// The last content of the run was an assistant message, with no call
     /// waiting: the turn was answered (the end of a turn in files that do

@@ -125,13 +125,16 @@ struct Stats {
     turn_open: Option<i128>,
     model_spans: Vec<Span>,
     /// Tool operations by op id.
+    #[serde(serialize_with = "crate::pairs::sorted_map")]
     ops: HashMap<String, OpSpan>,
     turns: u64,
     user_messages: u64,
     model_responses: u64,
     /// Calls in order of first mention, with their names, and the failed.
     calls: Vec<(String, String)>,
+    #[serde(serialize_with = "crate::pairs::sorted_set")]
     call_ids: HashSet<String>,
+    #[serde(serialize_with = "crate::pairs::sorted_set")]
     failed_calls: HashSet<String>,
     tokens: BTreeMap<Cow<'static, str>, u64>,
     stop_reasons: BTreeMap<String, u64>,

@@ -9,12 +9,9 @@
 //! since no output depends on it: its size follows the open state, not the
 //! length of the session.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use super::{RoundMachine, Run};
-use crate::hash::HashMap;
 use crate::model::{Round, Summary};
 
 /// The format version this build writes and reads.
@@ -187,14 +184,4 @@ impl RoundMachine {
         self.finished_runs = history.finished_runs;
         Ok(())
     }
-}
-
-/// Writes a map keyed by id sorted by key, so that a checkpoint of a state
-/// is always the same bytes (a store can skip writing one that did not
-/// change).
-pub(super) fn sorted_map<K: Ord + Serialize, V: Serialize, S: Serializer>(
-    map: &HashMap<K, V>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    map.iter().collect::<BTreeMap<_, _>>().serialize(serializer)
 }

@@ -119,7 +119,7 @@ struct Run {
     open_text: Option<TextKind>,
     /// Unstitched `superseded` placeholders by id, oldest first. An id
     /// rarely has more than one, so the list is inline.
-    #[serde(serialize_with = "checkpoint::sorted_map")]
+    #[serde(serialize_with = "crate::pairs::sorted_map")]
     superseded: HashMap<Id, SmallVec<[Superseded; 1]>>,
     /// The latest closed call of each id (for late metadata), and whether
     /// the id has a real result (for `duplicate_terminal`).

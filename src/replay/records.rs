@@ -45,7 +45,7 @@ const READ_AT_ONCE: usize = 64 << 10;
 /// assert_eq!(rounds[0].tool_calls[0].result.content(), Some("a.txt"));
 /// ```
 pub fn records<R: Read>(input: R, options: &ReplayOptions) -> Result<Records<R>, ReplayError> {
-    let replayer = Replayer::new(&options.clone().record_values(true))?;
+    let replayer = Replayer::values_only(options)?;
     Ok(Records { input, replayer, ready: VecDeque::new(), buffer: vec![0; READ_AT_ONCE], state: State::Reading })
 }
 

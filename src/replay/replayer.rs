@@ -99,6 +99,19 @@ impl Replayer {
     /// [`ReplayError::EvictDir`] when the directory for evicted sessions
     /// cannot be made.
     pub fn new(options: &ReplayOptions) -> Result<Self, ReplayError> {
+        let formats = std::iter::once(options.to).chain(options.also_to.iter().copied()).collect();
+        Self::with_formats(options, formats)
+    }
+
+    /// A replay that keeps its records as values only
+    /// ([`take_records`](Replayer::take_records)) and writes no output
+    /// format: what a reader of typed records (the records iterator, the
+    /// database) needs, without the cost of bytes it would throw away.
+    pub(crate) fn values_only(options: &ReplayOptions) -> Result<Self, ReplayError> {
+        Self::with_formats(&options.clone().record_values(true), super::sessions::Formats::new())
+    }
+
+    fn with_formats(options: &ReplayOptions, formats: super::sessions::Formats) -> Result<Self, ReplayError> {
         let eviction = match (options.max_open_sessions, &options.evict_dir) {
             (None, _) => None,
             (Some(keep), None) => Some((keep, Box::new(MemoryStore::default()) as Box<dyn CheckpointStore>)),
@@ -115,12 +128,7 @@ impl Replayer {
         Ok(Replayer {
             adapter: options.from.map(InputFormat::adapter),
             undecided: Vec::new(),
-            sessions: Sessions::new(
-                std::iter::once(options.to).chain(options.also_to.iter().copied()).collect(),
-                options.framing,
-                eviction,
-                options.record_values,
-            ),
+            sessions: Sessions::new(formats, options.framing, eviction, options.record_values),
             partial: Vec::new(),
             skipping: None,
             framer: LineFramer::new().max_bytes(options.max_line_bytes),

@@ -20,6 +20,8 @@ mod gemini;
 mod gemini_cli_chat;
 mod history;
 mod hostile;
+#[cfg(feature = "sqlite")]
+mod ingest;
 mod json_array;
 mod layout;
 mod live;
@@ -31,5 +33,7 @@ mod providers;
 mod records;
 mod replayer;
 mod router;
+#[cfg(feature = "sqlite")]
+mod store;
 mod stress;
 mod uagent;

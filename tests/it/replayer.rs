@@ -159,6 +159,27 @@ fn one_pass_writes_every_output_as_its_own_pass_does() {
     }
 }
 
+/// The same state is the same bytes: two replays of the same input save
+/// the same checkpoint at every point (hash maps and sets, whose order is
+/// seeded per map, are written in order), so that a store can tell an
+/// unchanged state and a database of checkpoints is the same in every run.
+#[test]
+fn the_same_state_saves_the_same_checkpoint_bytes() {
+    for (name, input) in inputs() {
+        for cut in [input.len() / 3, input.len() / 2, input.len()] {
+            let saved: Vec<Vec<u8>> = (0..2)
+                .map(|_| {
+                    let mut replayer = Replayer::new(&ReplayOptions::new()).unwrap();
+                    replayer.feed(&input[..cut], &mut ());
+                    replayer.take_output(&mut Vec::new());
+                    replayer.checkpoint().unwrap().to_json()
+                })
+                .collect();
+            assert!(saved[0] == saved[1], "{name} at {cut}: {}", String::from_utf8_lossy(&saved[0]));
+        }
+    }
+}
+
 #[test]
 fn a_checkpoint_that_does_not_fit_is_a_clear_error() {
     let mut acp =

@@ -112,28 +112,23 @@ subagents are sessions of their own",
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct AcpAdapter {
     /// The client's requests awaiting a response, by id as sent.
-    #[serde(serialize_with = "sorted")]
+    #[serde(serialize_with = "crate::pairs::sorted_map")]
     client_requests: HashMap<Box<str>, ClientRequest>,
     /// The agent's requests awaiting a response, by id as sent.
-    #[serde(serialize_with = "sorted")]
+    #[serde(serialize_with = "crate::pairs::sorted_map")]
     agent_requests: HashMap<Box<str>, AgentRequest>,
     /// Every session seen, subagents' included, by name.
-    #[serde(serialize_with = "sorted")]
+    #[serde(serialize_with = "crate::pairs::sorted_map")]
     sessions: HashMap<Box<str>, SessionState>,
     /// The tool calls of the current runs, by root session, then by id.
     #[serde(serialize_with = "sorted_twice")]
     calls: HashMap<Box<str>, HashMap<Box<str>, CallState>>,
     /// Background tasks (`async_task_*`) by id: the tool call they run for.
-    #[serde(serialize_with = "sorted")]
+    #[serde(serialize_with = "crate::pairs::sorted_map")]
     tasks: HashMap<Box<str>, TaskOf>,
     /// The agent sends a pending call's arguments as its content (Kimi CLI,
     /// known from the `initialize` response's `agentInfo`).
     content_is_arguments: bool,
-}
-
-/// Writes a map sorted by key.
-fn sorted<V: Serialize, S: Serializer>(map: &HashMap<Box<str>, V>, serializer: S) -> Result<S::Ok, S::Error> {
-    map.iter().collect::<BTreeMap<_, _>>().serialize(serializer)
 }
 
 /// Writes a map of maps sorted by key, at both levels.

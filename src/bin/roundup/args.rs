@@ -70,6 +70,23 @@ pub enum Command {
     /// The same as `replay --emit` with a history format: every tool call
     /// paired with its result, tools named as the provider's API requires.
     Export(ExportArgs),
+    /// Read recordings and transcripts into a SQLite database, exactly
+    /// once.
+    ///
+    /// Each FILE (folders: the recordings under them; `-`: stdin) is read
+    /// in its format (detected per file unless --from names one) and its
+    /// rounds, tool calls, stitches, anomalies and run summaries go into the
+    /// database's tables (docs/store.md), each batch committed with how far
+    /// the file was read. Run it again on the same paths: an unchanged file
+    /// adds nothing, a file that grew (a live log) is read on from where it
+    /// stopped, one whose start changed is read again, its rows replaced.
+    /// Killed at any moment, the next run ends with the same database.
+    /// Files are read on several threads (--jobs), one writer commits.
+    #[command(after_long_help = INGEST_EXAMPLES)]
+    Ingest(IngestArgs),
+    /// Sum up a database: runs by how they ended, tools by calls with
+    /// their failure rates and durations, tokens per session, anomalies.
+    Stats(StatsArgs),
     /// List the input and output formats, one line each.
     Formats,
     /// Print a completion script for a shell.
@@ -93,6 +110,76 @@ Output (--emit records), one JSON object per line, `type` first:
   {\"type\":\"anomaly\",\"run\":0,\"kind\":\"undeclared_terminal\",\"id\":\"t9\",\"detail\":...}
   {\"type\":\"summary\",\"run\":0,\"finish_reason\":\"completed\",\"rounds\":3,\"tool_calls\":5,...}";
 
+const INGEST_EXAMPLES: &str = "\
+Examples:
+  roundup ingest --db runs.db ~/.claude/projects      # every Claude Code transcript
+  roundup ingest --db runs.db ~/.codex/sessions       # every Codex rollout
+  roundup stats --db runs.db
+  sqlite3 runs.db \"SELECT name, COUNT(*) FROM tool_results WHERE status = 'failed' GROUP BY name\"";
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// The database file (made when it does not exist).
+    #[arg(long, value_name = "FILE", required = true, value_hint = clap::ValueHint::FilePath)]
+    pub db: PathBuf,
+    /// The input format of every file (`roundup formats` lists them); by
+    /// default each file's own is detected.
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = from_names(), hide_possible_values = true)]
+    pub from: String,
+    /// Files read at once (default: the machine's cores).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: Option<u64>,
+    /// Input read between two commits of a file (bytes, or with K, M, G).
+    #[arg(long, value_name = "SIZE", default_value = "8M", allow_negative_numbers = true, value_parser = size)]
+    pub batch: usize,
+    /// A line longer than SIZE is read past and reported as a bad_line.
+    #[arg(long, value_name = "SIZE", default_value = "256M", allow_negative_numbers = true, value_parser = size)]
+    pub max_line_bytes: usize,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
+    /// Print no closing line (errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The inputs: files, folders (the recordings under them), or `-` for
+    /// stdin (read whole each time, its rows replaced).
+    #[arg(value_name = "PATH", required = true, value_hint = clap::ValueHint::AnyPath)]
+    pub paths: Vec<String>,
+}
+
+/// Whether to show progress on stderr: `--progress`, `--no-progress`, or
+/// (neither) the command's own default.
+#[derive(Debug, Args)]
+pub struct ProgressArgs {
+    /// Show progress on stderr (default: when stderr is a terminal and the
+    /// input a file).
+    #[arg(long, overrides_with = "no_progress")]
+    progress: bool,
+    /// Never show progress.
+    #[arg(long, overrides_with = "progress")]
+    no_progress: bool,
+}
+
+impl ProgressArgs {
+    /// What was asked: `None` when neither option was given.
+    pub fn asked(&self) -> Option<bool> {
+        match (self.progress, self.no_progress) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The database file.
+    #[arg(long, value_name = "FILE", required = true, value_hint = clap::ValueHint::FilePath)]
+    pub db: PathBuf,
+    /// Write the figures as one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// What `replay` and `export` share: the inputs and how to read them.
 #[derive(Debug, Args)]
 pub struct InputArgs {
@@ -115,13 +202,8 @@ pub struct InputArgs {
     /// holding it, and reported as a bad_line.
     #[arg(long, value_name = "SIZE", default_value = "256M", allow_negative_numbers = true, value_parser = size)]
     pub max_line_bytes: usize,
-    /// Show progress on stderr (default: when stderr is a terminal and the
-    /// input a file).
-    #[arg(long, overrides_with = "no_progress")]
-    pub progress: bool,
-    /// Never show progress.
-    #[arg(long, overrides_with = "progress")]
-    pub no_progress: bool,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// Do not describe skipped lines on stderr (they are still in the
     /// output as `bad_line` anomalies).
     #[arg(short, long)]

@@ -14,7 +14,9 @@ mod color;
 mod compressed;
 mod filter;
 mod folder;
+mod ingest;
 mod input;
+mod stats;
 
 use args::{Cli, Command, InputArgs};
 use filter::{Filter, Filtered};
@@ -42,11 +44,7 @@ impl ReplayArgs {
         options.max_open_sessions = input.max_sessions.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         options.evict_dir = input.evict_dir;
         options.max_line_bytes = input.max_line_bytes;
-        let progress = match (input.progress, input.no_progress) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        };
+        let progress = input.progress.asked();
         let sessions = input.session.into_iter().map(|name| Some(name).filter(|name| name != "-")).collect();
         let color = match input.color.as_str() {
             "always" => true,
@@ -306,6 +304,25 @@ fn main() -> ExitCode {
     };
     let replay = match cli.command {
         Command::Formats => return print(&formats()),
+        Command::Ingest(ingest) => {
+            return match ingest::run(ingest) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(error) => {
+                    eprintln!("roundup: {error}");
+                    ExitCode::from(1)
+                }
+            };
+        }
+        Command::Stats(stats) => {
+            return match stats::run(&stats) {
+                Ok(text) => print(&text),
+                Err(error) => {
+                    eprintln!("roundup: {error}");
+                    ExitCode::from(1)
+                }
+            };
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "roundup", &mut io::stdout());
             return ExitCode::SUCCESS;
