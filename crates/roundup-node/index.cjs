@@ -584,3 +584,5 @@ module.exports = {
   outputFormats,
   version: native.version(),
 };
+// `import roundup from "roundup"` compiled to CommonJS reads `.default`.
+Object.defineProperty(module.exports, "default", { value: module.exports, enumerable: false });

@@ -21,6 +21,8 @@ test("the CommonJS and ES module entry points are the same package", () => {
   assert.equal(cjs.RoundBuilder, esm.RoundBuilder);
   assert.equal(cjs.replay, esm.replay);
   assert.deepEqual(Object.keys(cjs).sort(), Object.keys(esm).filter((k) => k !== "default").sort());
+  assert.equal(cjs.default, cjs);
+  assert.equal(esm.default, cjs);
   assert.match(esm.version, /^\d+\.\d+\.\d+/);
 });
 
