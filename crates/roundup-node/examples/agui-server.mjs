@@ -57,12 +57,16 @@ const server = createServer(async (req, res) => {
     res.writeHead(405).end();
     return;
   }
+  // A client that goes away stops the provider's stream too.
+  const abort = new AbortController();
+  res.on("close", () => abort.abort());
   try {
     const { headers, body: payload } = request(await body(req));
     const answer = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify(payload),
+      signal: abort.signal,
     });
     if (!answer.ok || answer.body === null) {
       res.writeHead(502, { "content-type": "text/plain" }).end(`the provider answered ${answer.status}`);
@@ -74,6 +78,7 @@ const server = createServer(async (req, res) => {
     for await (const event of events) res.write(event);
     res.end();
   } catch (error) {
+    if (abort.signal.aborted) return;
     if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
     res.end(String(error instanceof Error ? error.message : error));
   }
