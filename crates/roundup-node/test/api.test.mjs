@@ -384,3 +384,24 @@ test("an Adapter translates events into ops objects that a builder takes", () =>
   assert.equal(session.rounds[0].message, "Hello");
   assert.deepEqual(acp.end(), []);
 });
+
+test("a replay left early releases its input", async () => {
+  const stream = createReadStream(claude, { highWaterMark: 64 });
+  for await (const record of replay(stream)) {
+    assert.equal(typeof record.type, "string");
+    break;
+  }
+  await tick();
+  assert.equal(stream.destroyed, true);
+  let cancelled = false;
+  const web = new ReadableStream({
+    pull(controller) {
+      controller.enqueue(new TextEncoder().encode('{"op":"message","text":"x","session":"a"}\n{"op":"finish","session":"a"}\n'));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  for await (const _ of replay(web)) break;
+  assert.equal(cancelled, true);
+});
