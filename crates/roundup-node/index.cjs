@@ -70,8 +70,8 @@ function callback(fn, what) {
  * one's, in order.
  */
 class Delivery {
-  constructor(owner, onRecord, onUi) {
-    this.owner = owner;
+  constructor(stopUi, onRecord, onUi) {
+    this.stopNative = stopUi;
     this.onRecord = onRecord;
     this.onUi = onUi;
     this.uiStopped = false;
@@ -125,7 +125,7 @@ class Delivery {
 
   stopUi() {
     this.uiStopped = true;
-    this.owner.stopUi();
+    this.stopNative();
   }
 }
 
@@ -147,8 +147,9 @@ class RoundBuilder {
     const session = optionalText(options.session, "session");
     const onRecord = callback(options.onRecord, "onRecord");
     const onUi = callback(options.onUi, "onUi");
-    this.#native = new native.NativeSession(session, onRecord !== null, onUi !== null, options.retainRounds !== false);
-    this.#delivery = new Delivery(this.#native, onRecord, onUi);
+    this.#native = native.sessionNew(session, onRecord !== null, onUi !== null, options.retainRounds !== false);
+    const own = this.#native;
+    this.#delivery = new Delivery(() => native.sessionStopUi(own), onRecord, onUi);
   }
 
   #run(out) {
@@ -157,113 +158,113 @@ class RoundBuilder {
 
   /** The session's name; null for the session without one. */
   get session() {
-    return this.#native.session ?? null;
+    return native.sessionSession(this.#native) ?? null;
   }
 
   message(text_) {
-    this.#run(call(() => this.#native.message(text(text_, "text"))));
+    this.#run(call(() => native.sessionMessage(this.#native, text(text_, "text"))));
   }
 
   thought(text_) {
-    this.#run(call(() => this.#native.thought(text(text_, "text"))));
+    this.#run(call(() => native.sessionThought(this.#native, text(text_, "text"))));
   }
 
   toolCall(id, title, name) {
-    this.#run(call(() => this.#native.toolCall(text(id, "id"), optionalText(title, "title"), optionalText(name, "name"))));
+    this.#run(call(() => native.sessionToolCall(this.#native, text(id, "id"), optionalText(title, "title"), optionalText(name, "name"))));
   }
 
   toolUpdate(id, content, status = "in_progress") {
-    this.#run(call(() => this.#native.toolUpdate(text(id, "id"), text(content, "content"), text(status, "status"))));
+    this.#run(call(() => native.sessionToolUpdate(this.#native, text(id, "id"), text(content, "content"), text(status, "status"))));
   }
 
   argsDelta(id, delta) {
-    this.#run(call(() => this.#native.argsDelta(text(id, "id"), text(delta, "delta"))));
+    this.#run(call(() => native.sessionArgsDelta(this.#native, text(id, "id"), text(delta, "delta"))));
   }
 
   argsSnapshot(id, args) {
-    this.#run(call(() => this.#native.argsSnapshot(text(id, "id"), json(args, "args"))));
+    this.#run(call(() => native.sessionArgsSnapshot(this.#native, text(id, "id"), json(args, "args"))));
   }
 
   toolResult(id, content, options) {
-    this.#run(call(() => this.#native.toolResult(text(id, "id"), text(content, "content"), options?.failed === true)));
+    this.#run(call(() => native.sessionToolResult(this.#native, text(id, "id"), text(content, "content"), options?.failed === true)));
   }
 
   toolOutput(id, content, options) {
-    this.#run(call(() => this.#native.toolOutput(text(id, "id"), text(content, "content"), options?.replace === true)));
+    this.#run(call(() => native.sessionToolOutput(this.#native, text(id, "id"), text(content, "content"), options?.replace === true)));
   }
 
   tokenUsage(total) {
     if (typeof total !== "number") throw new RoundupError("BAD_ARGUMENT", `total must be a number, not ${describe(total)}`);
-    this.#run(call(() => this.#native.tokenUsage(total)));
+    this.#run(call(() => native.sessionTokenUsage(this.#native, total)));
   }
 
   start() {
-    this.#run(call(() => this.#native.start()));
+    this.#run(call(() => native.sessionStart(this.#native)));
   }
 
   finish(reason = "interrupted") {
-    this.#run(call(() => this.#native.finish(text(reason, REASONS))));
+    this.#run(call(() => native.sessionFinish(this.#native, text(reason, REASONS))));
   }
 
   toolMeta(id, meta) {
-    this.#run(call(() => this.#native.toolMeta(text(id, "id"), json(meta, "meta"))));
+    this.#run(call(() => native.sessionToolMeta(this.#native, text(id, "id"), json(meta, "meta"))));
   }
 
   runMeta(meta) {
-    this.#run(call(() => this.#native.runMeta(json(meta, "meta"))));
+    this.#run(call(() => native.sessionRunMeta(this.#native, json(meta, "meta"))));
   }
 
   roundMeta(meta) {
-    this.#run(call(() => this.#native.roundMeta(json(meta, "meta"))));
+    this.#run(call(() => native.sessionRoundMeta(this.#native, json(meta, "meta"))));
   }
 
   anomaly(kind, detail, id) {
-    this.#run(call(() => this.#native.anomaly(text(kind, "kind"), text(detail, "detail"), optionalText(id, "id"))));
+    this.#run(call(() => native.sessionAnomaly(this.#native, text(kind, "kind"), text(detail, "detail"), optionalText(id, "id"))));
   }
 
   /** One call as its ops object (`{ op: "message", text: "Hi" }`, the
    * contract's §3); a `session` key in it is ignored here. */
   call(op) {
-    this.#run(call(() => this.#native.call(json(op, "op"))));
+    this.#run(call(() => native.sessionCall(this.#native, json(op, "op"))));
   }
 
   /** Finishes the open run, if one is open (a session of a router is
    * closed: finished and forgotten). */
   close(reason = "interrupted") {
-    this.#run(call(() => this.#native.finishIfRunning(text(reason, REASONS))));
+    this.#run(call(() => native.sessionFinishIfRunning(this.#native, text(reason, REASONS))));
   }
 
   /** The rounds closed so far (with `retainRounds`), as round records. */
   get rounds() {
-    return JSON.parse(call(() => this.#native.rounds()));
+    return JSON.parse(call(() => native.sessionRounds(this.#native)));
   }
 
   /** The round being built, as a reconnecting UI draws it; null when no
    * round is open. */
   openRound() {
-    const out = call(() => this.#native.openRound());
+    const out = call(() => native.sessionOpenRound(this.#native));
     return out === null ? null : JSON.parse(out);
   }
 
   /** The current run's summary record. */
   summary() {
-    return JSON.parse(call(() => this.#native.summary()));
+    return JSON.parse(call(() => native.sessionSummary(this.#native)));
   }
 
   /** The run being built or last finished, counted from 0. */
   get run() {
-    return call(() => this.#native.run);
+    return call(() => native.sessionRun(this.#native));
   }
 
   /** Whether the current run has finished. */
   get finished() {
-    return call(() => this.#native.finished);
+    return call(() => native.sessionFinished(this.#native));
   }
 
   /** The session's state as bytes: what `restore` takes, in this process
    * or another. Retained rounds go in only with `{ history: true }`. */
   checkpoint(options) {
-    return call(() => this.#native.checkpoint(options?.history === true));
+    return call(() => native.sessionCheckpoint(this.#native, options?.history === true));
   }
 
   /** Continues from a checkpoint's bytes; throws a RoundupError with code
@@ -271,7 +272,7 @@ class RoundBuilder {
    * this build reads. */
   restore(checkpoint) {
     if (!(checkpoint instanceof Uint8Array)) throw new RoundupError("BAD_ARGUMENT", `a checkpoint is a Uint8Array, not ${describe(checkpoint)}`);
-    call(() => this.#native.restore(checkpoint));
+    call(() => native.sessionRestore(this.#native, checkpoint));
   }
 }
 
@@ -293,7 +294,7 @@ class Router {
     if (options === null || typeof options !== "object") throw new RoundupError("BAD_ARGUMENT", `options must be an object, not ${describe(options)}`);
     const onRecord = callback(options.onRecord, "onRecord");
     const onUi = callback(options.onUi, "onUi");
-    this.#native = call(() => new native.NativeRouter({
+    this.#native = call(() => native.routerNew({
       from: optionalText(options.from, "from") ?? undefined,
       records: onRecord !== null,
       ui: onUi !== null,
@@ -301,24 +302,25 @@ class Router {
       maxSessions: count(options.maxSessions, "maxSessions"),
       evictDir: optionalText(options.evictDir, "evictDir") ?? undefined,
     }));
-    this.#delivery = new Delivery(this.#native, onRecord, onUi);
+    const router = this.#native;
+    this.#delivery = new Delivery(() => native.routerStopUi(router), onRecord, onUi);
   }
 
   /** The input format `feed` reads, if one was given. */
   get from() {
-    return this.#native.from ?? null;
+    return native.routerFrom(this.#native) ?? null;
   }
 
   /** The session of that name (null or absent: the session without a
    * name), made on its first call. */
   session(name = null) {
-    const session = call(() => this.#native.session(optionalText(name, "name")));
+    const session = call(() => native.routerSession(this.#native, optionalText(name, "name")));
     return new RoundBuilder({ [ROUTED]: { native: session, delivery: this.#delivery } });
   }
 
   /** One call as its ops object; its `session` key addresses it. */
   call(op) {
-    this.#delivery.deliver(call(() => this.#native.call(json(op, "op"))));
+    this.#delivery.deliver(call(() => native.routerCall(this.#native, json(op, "op"))));
   }
 
   /** One event of the router's input format: a parsed event (an object),
@@ -327,11 +329,11 @@ class Router {
   feed(event) {
     let out;
     try {
-      if (event instanceof Uint8Array) out = this.#native.feed(event);
-      else if (event instanceof ArrayBuffer) out = this.#native.feed(new Uint8Array(event));
-      else out = this.#native.feedText(json(event, "event"));
+      if (event instanceof Uint8Array) out = native.routerFeed(this.#native, event);
+      else if (event instanceof ArrayBuffer) out = native.routerFeed(this.#native, new Uint8Array(event));
+      else out = native.routerFeedText(this.#native, json(event, "event"));
     } catch (error) {
-      this.#delivery.deliver(this.#native.take());
+      this.#delivery.deliver(native.routerTake(this.#native));
       throw wrap(error);
     }
     this.#delivery.deliver(out);
@@ -339,26 +341,26 @@ class Router {
 
   /** Closes a session: its open run finishes and the session is forgotten. */
   close(name, reason = "interrupted") {
-    this.#delivery.deliver(call(() => this.#native.close(optionalText(name, "name"), text(reason, REASONS))));
+    this.#delivery.deliver(call(() => native.routerClose(this.#native, optionalText(name, "name"), text(reason, REASONS))));
   }
 
   /** End of the stream: the adapter hands over what it still holds, then
    * every session's open run finishes, in order of first appearance.
    * Returns how many sessions there were. */
   finishAll(reason = "interrupted") {
-    const sessions = call(() => this.#native.finishAll(text(reason, REASONS)));
-    this.#delivery.deliver(this.#native.take());
+    const sessions = call(() => native.routerFinishAll(this.#native, text(reason, REASONS)));
+    this.#delivery.deliver(native.routerTake(this.#native));
     return sessions;
   }
 
   /** Sessions seen and not closed (open or evicted). */
   get size() {
-    return this.#native.sessions;
+    return native.routerSessions(this.#native);
   }
 
   /** Sessions held in memory (the others are evicted as checkpoints). */
   get openSessions() {
-    return this.#native.openSessions;
+    return native.routerOpenSessions(this.#native);
   }
 }
 
@@ -534,12 +536,12 @@ class Adapter {
   #native;
 
   constructor(format) {
-    this.#native = call(() => new native.NativeAdapter(text(format, "format")));
+    this.#native = call(() => native.adapterNew(text(format, "format")));
   }
 
   /** The format's name. */
   get format() {
-    return this.#native.format;
+    return native.adapterFormat(this.#native);
   }
 
   /** The calls one event means (a parsed event, its JSON text or bytes).
@@ -548,16 +550,16 @@ class Adapter {
   translate(event) {
     return JSON.parse(
       call(() => {
-        if (event instanceof Uint8Array) return this.#native.translate(event);
-        if (event instanceof ArrayBuffer) return this.#native.translate(new Uint8Array(event));
-        return this.#native.translateText(json(event, "event"));
+        if (event instanceof Uint8Array) return native.adapterTranslate(this.#native, event);
+        if (event instanceof ArrayBuffer) return native.adapterTranslate(this.#native, new Uint8Array(event));
+        return native.adapterTranslateText(this.#native, json(event, "event"));
       }),
     );
   }
 
   /** The stream ended: the calls for what the adapter still holds. */
   end() {
-    return JSON.parse(call(() => this.#native.end()));
+    return JSON.parse(call(() => native.adapterEnd(this.#native)));
   }
 }
 

@@ -1,7 +1,7 @@
 //! `NativeAdapter`: one protocol's events in, the calls they mean out, as
 //! ops JSONL objects (SPEC §3) that any builder or router takes.
 
-use napi::bindgen_prelude::Uint8Array;
+use napi::bindgen_prelude::{External, Uint8Array};
 use napi_derive::napi;
 use roundup::adapters::{Adapter as Inner, CallSink, InputFormat};
 use roundup::Call;
@@ -55,41 +55,34 @@ impl CallSink for Ops {
 
 /// The translator of one stream of a protocol: it keeps what translating
 /// needs across events.
-#[napi]
 pub struct NativeAdapter {
     format: &'static InputFormat,
     inner: Box<dyn Inner>,
 }
 
-#[napi]
 impl NativeAdapter {
-    #[napi(constructor)]
     pub fn new(format: String) -> napi::Result<NativeAdapter> {
         let format = input_format(&format)?;
         Ok(NativeAdapter { format, inner: format.adapter() })
     }
 
     /// The format's name.
-    #[napi(getter)]
     pub fn format(&self) -> String {
         self.format.name().to_owned()
     }
 
     /// The calls one event (its JSON text) means, as a JSON array of ops
     /// objects; an event that cannot be read is an error.
-    #[napi]
     pub fn translate(&mut self, event: Uint8Array) -> napi::Result<String> {
         self.translate_bytes(&event)
     }
 
     /// `translate`, with the event's JSON as a string.
-    #[napi]
     pub fn translate_text(&mut self, event: String) -> napi::Result<String> {
         self.translate_bytes(event.as_bytes())
     }
 
     /// The stream ended: the calls for what the adapter still holds.
-    #[napi]
     pub fn end(&mut self) -> napi::Result<String> {
         let mut ops = Ops::new();
         guarded(|| self.inner.end(&mut ops))?;
@@ -105,4 +98,38 @@ impl NativeAdapter {
             .map_err(|bad| error("BAD_EVENT", format!("{name} event: {}", bad.reason)))?;
         Ok(ops.into_text())
     }
+}
+
+// The functions the package calls: each takes the object as an External,
+// which Node-API hands over faster than a class instance.
+
+/// `NativeAdapter::new`.
+#[napi]
+pub fn adapter_new(format: String) -> napi::Result<External<NativeAdapter>> {
+    NativeAdapter::new(format).map(External::new)
+}
+
+/// The format's name.
+#[napi]
+pub fn adapter_format(this: &External<NativeAdapter>) -> String {
+    this.format()
+}
+
+/// The calls one event (its JSON text) means, as a JSON array of ops
+/// objects; an event that cannot be read is an error.
+#[napi]
+pub fn adapter_translate(this: &mut External<NativeAdapter>, event: Uint8Array) -> napi::Result<String> {
+    this.translate(event)
+}
+
+/// `translate`, with the event's JSON as a string.
+#[napi]
+pub fn adapter_translate_text(this: &mut External<NativeAdapter>, event: String) -> napi::Result<String> {
+    this.translate_text(event)
+}
+
+/// The stream ended: the calls for what the adapter still holds.
+#[napi]
+pub fn adapter_end(this: &mut External<NativeAdapter>) -> napi::Result<String> {
+    this.end()
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::Uint8Array;
+use napi::bindgen_prelude::{External, Uint8Array};
 use napi_derive::napi;
 use parking_lot::Mutex;
 use roundup::adapters::{Adapter, InputFormat};
@@ -32,7 +32,6 @@ impl roundup::adapters::CallSink for Apply<'_> {
 }
 
 /// Many sessions, one builder each.
-#[napi]
 pub struct NativeRouter {
     shared: Arc<Shared>,
     format: Option<&'static InputFormat>,
@@ -55,9 +54,7 @@ pub struct RouterOptions {
     pub evict_dir: Option<String>,
 }
 
-#[napi]
 impl NativeRouter {
-    #[napi(constructor)]
     pub fn new(options: RouterOptions) -> napi::Result<NativeRouter> {
         let format = options.from.as_deref().map(input_format).transpose()?;
         let outbox = Arc::new(Outbox::default());
@@ -81,33 +78,28 @@ impl NativeRouter {
     }
 
     /// The input format `feed` reads, if one was given.
-    #[napi(getter)]
     pub fn from(&self) -> Option<String> {
         self.format.map(|f| f.name().to_owned())
     }
 
     /// The session of that name (`null`: the session without a name), made
     /// on its first call.
-    #[napi]
     pub fn session(&self, name: Option<String>) -> NativeSession {
         NativeSession::routed(Arc::clone(&self.shared), name)
     }
 
     /// What was delivered and not yet taken.
-    #[napi]
     pub fn take(&self) -> Option<String> {
         self.shared.outbox.take()
     }
 
     /// The UI handler wants no more events.
-    #[napi]
     pub fn stop_ui(&self) {
         self.shared.outbox.stop_ui();
     }
 
     /// One call as its ops JSONL object's text; its `session` key
     /// addresses it.
-    #[napi]
     pub fn call(&self, op: String) -> napi::Result<Option<String>> {
         let line = OpsLine::parse(op.as_bytes()).map_err(|bad| error("BAD_OP", bad.reason))?;
         if let Some(call) = line.call().map_err(|bad| error("BAD_OP", bad.reason))? {
@@ -118,19 +110,16 @@ impl NativeRouter {
 
     /// One event of the router's input format, as its JSON text (bytes).
     /// An event that cannot be read is an error and changes nothing.
-    #[napi]
     pub fn feed(&self, event: Uint8Array) -> napi::Result<Option<String>> {
         self.feed_bytes(&event)
     }
 
     /// `feed`, with the event's JSON as a string.
-    #[napi]
     pub fn feed_text(&self, event: String) -> napi::Result<Option<String>> {
         self.feed_bytes(event.as_bytes())
     }
 
     /// Closes a session: its open run finishes and the session is forgotten.
-    #[napi]
     pub fn close(&self, name: Option<String>, reason_name: String) -> napi::Result<Option<String>> {
         let reason = reason(&reason_name)?;
         guarded(|| self.shared.router.lock().close(name.as_deref(), reason))?;
@@ -140,7 +129,6 @@ impl NativeRouter {
     /// End of the stream: the adapter hands over what it still holds, then
     /// every session's open run finishes, in order of first appearance.
     /// Returns how many sessions there were (then `take` the output).
-    #[napi]
     pub fn finish_all(&self, reason_name: String) -> napi::Result<u32> {
         let reason = reason(&reason_name)?;
         let sessions = guarded(|| {
@@ -154,13 +142,11 @@ impl NativeRouter {
     }
 
     /// Sessions seen and not closed (open or evicted).
-    #[napi(getter)]
     pub fn sessions(&self) -> u32 {
         u32::try_from(self.shared.router.lock().sessions()).unwrap_or(u32::MAX)
     }
 
     /// Sessions held in memory (the others are evicted as checkpoints).
-    #[napi(getter)]
     pub fn open_sessions(&self) -> u32 {
         u32::try_from(self.shared.router.lock().open_sessions()).unwrap_or(u32::MAX)
     }
@@ -183,4 +169,88 @@ impl NativeRouter {
         result.map_err(|bad| error("BAD_EVENT", format!("{} event: {}", format.name(), bad.reason)))?;
         Ok(self.shared.outbox.take())
     }
+}
+
+// The functions the package calls: each takes the object as an External,
+// which Node-API hands over faster than a class instance.
+
+/// `NativeRouter::new`.
+#[napi]
+pub fn router_new(options: RouterOptions) -> napi::Result<External<NativeRouter>> {
+    NativeRouter::new(options).map(External::new)
+}
+
+/// The input format `feed` reads, if one was given.
+#[napi]
+pub fn router_from(this: &External<NativeRouter>) -> Option<String> {
+    this.from()
+}
+
+/// The session of that name (`null`: the session without a name), made
+/// on its first call.
+#[napi]
+pub fn router_session(this: &External<NativeRouter>, name: Option<String>) -> External<NativeSession> {
+    External::new(this.session(name))
+}
+
+/// What was delivered and not yet taken.
+#[napi]
+pub fn router_take(this: &External<NativeRouter>) -> Option<String> {
+    this.take()
+}
+
+/// The UI handler wants no more events.
+#[napi]
+pub fn router_stop_ui(this: &External<NativeRouter>) {
+    this.stop_ui()
+}
+
+/// One call as its ops JSONL object's text; its `session` key
+/// addresses it.
+#[napi]
+pub fn router_call(this: &External<NativeRouter>, op: String) -> napi::Result<Option<String>> {
+    this.call(op)
+}
+
+/// One event of the router's input format, as its JSON text (bytes).
+/// An event that cannot be read is an error and changes nothing.
+#[napi]
+pub fn router_feed(this: &External<NativeRouter>, event: Uint8Array) -> napi::Result<Option<String>> {
+    this.feed(event)
+}
+
+/// `feed`, with the event's JSON as a string.
+#[napi]
+pub fn router_feed_text(this: &External<NativeRouter>, event: String) -> napi::Result<Option<String>> {
+    this.feed_text(event)
+}
+
+/// Closes a session: its open run finishes and the session is forgotten.
+#[napi]
+pub fn router_close(
+    this: &External<NativeRouter>,
+    name: Option<String>,
+    reason_name: String,
+) -> napi::Result<Option<String>> {
+    this.close(name, reason_name)
+}
+
+/// End of the stream: the adapter hands over what it still holds, then
+/// every session's open run finishes, in order of first appearance.
+/// Returns how many sessions there were (then `take` the output).
+#[napi]
+pub fn router_finish_all(this: &External<NativeRouter>, reason_name: String) -> napi::Result<u32> {
+    this.finish_all(reason_name)
+}
+
+/// Sessions seen and not closed (open or evicted).
+#[napi]
+pub fn router_sessions(this: &External<NativeRouter>) -> u32 {
+    this.sessions()
+}
+
+/// Sessions held in memory (the others are evicted as checkpoints).
+#[napi]
+pub fn router_open_sessions(this: &External<NativeRouter>) -> u32 {
+    this.open_sessions()
 }
