@@ -146,9 +146,30 @@ export interface Summary {
 /** A record: what `emit: "records"` (the default) gives, and `onRecord`. */
 export type RoundupRecord = Round | Stitch | Anomaly | MetaPatch | Summary;
 
-/** The round being built, as a reconnecting UI draws it. */
+/** The round being built, as a reconnecting UI draws it (`openRound()`). */
 export interface OpenRound {
-  [key: string]: unknown;
+  session?: string;
+  run: number;
+  index: number;
+  message: string;
+  thought: string;
+  tool_calls: OpenToolCall[];
+  /** When its first fragment came; null before any did. */
+  started_at_ms: number | null;
+  meta?: Meta;
+}
+
+/** A call of the round being built: its arguments and live output so
+ * far, and its result once one came. */
+export interface OpenToolCall {
+  id: string;
+  title: string;
+  name?: string;
+  arguments: string;
+  output: string;
+  result: ToolResult | null;
+  started_at_ms: number;
+  meta?: Meta;
 }
 
 // --------------------------------------------------------- live UI events

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { replaySync } from "roundup";
+import { Router, replaySync } from "roundup";
 import { Checker, declarations } from "./declarations.mjs";
 import { bytes, inputs } from "./helpers.mjs";
 
@@ -71,6 +71,35 @@ test("every AI SDK chunk fits AiSdkChunk", () => {
   // roundup declares for the reader's sake and does not write.
   const unseen = checker.unseen(["AiSdkChunk"]).filter((k) => k.endsWith(".type")).map((k) => /\{ type: ("[^"]*"|`[^`]*`)/.exec(k)?.[1]);
   assert.deepEqual(unseen, UNWRITTEN_CHUNKS);
+});
+
+test("every open round, after every call of every vector, fits OpenRound, and every key occurs", () => {
+  const checker = new Checker(types);
+  let rounds = 0;
+  // Metadata on an open round and call: no vector has them.
+  const meta = [
+    { op: "tool_call", id: "t1", title: "bash" },
+    { op: "tool_meta", id: "t1", meta: { cost: 1 } },
+    { op: "round_meta", meta: { model: "m" } },
+  ].map((op) => JSON.stringify(op)).join("\n");
+  const vectors = inputs.filter((i) => i.name.startsWith("tests/vectors/")).map(({ name, path }) => ({ name, text: readFileSync(path, "utf8") }));
+  for (const { name, text } of [...vectors, { name: "metadata", text: meta }]) {
+    const router = new Router({ retainRounds: false });
+    for (const line of text.split("\n").filter((l) => l.trim() !== "")) {
+      const op = JSON.parse(line);
+      try {
+        router.call(op);
+      } catch {
+        continue; // an op that is not a call (a vector of bad input)
+      }
+      const open = router.session(op.session ?? null).openRound();
+      if (open === null) continue;
+      assert.equal(checker.check(open, "OpenRound"), null, `${name}: ${checker.check(open, "OpenRound")}`);
+      rounds += 1;
+    }
+  }
+  assert.ok(rounds > 100, `${rounds} open rounds`);
+  assert.deepEqual(checker.unseen(["OpenRound", "OpenToolCall"]), []);
 });
 
 test("every live UI event fits UiEvent", () => {
