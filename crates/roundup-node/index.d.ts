@@ -174,12 +174,27 @@ export interface OpenToolCall {
 
 // --------------------------------------------------------- live UI events
 
-/** A live UI event (`onUi`, and `emit: "ui"`). */
-export interface UiEvent {
-  event: string;
-  session?: string;
-  [field: string]: unknown;
-}
+/** A live UI event (`onUi`, and `emit: "ui"`); `session` names the
+ * session where it has a name. */
+export type UiEvent =
+  | { event: "run_start"; run: number; session?: string }
+  | { event: "run_end"; run: number; reason: FinishReason; session?: string }
+  | { event: "message_start"; session?: string }
+  | { event: "message_delta"; text: string; session?: string }
+  | { event: "message_end"; session?: string }
+  | { event: "thought_start"; session?: string }
+  | { event: "thought_delta"; text: string; session?: string }
+  | { event: "thought_end"; session?: string }
+  | { event: "tool_call_start"; id: string; title: string; name?: string; session?: string }
+  | { event: "tool_call_title"; id: string; title: string; name?: string; session?: string }
+  | { event: "tool_call_args"; id: string; args: string; replace: boolean; session?: string }
+  | { event: "tool_call_output"; id: string; content: string; replace: boolean; session?: string }
+  | { event: "tool_call_result"; id: string; content: string; success: boolean; session?: string }
+  | { event: "tool_call_end"; id: string; session?: string }
+  | { event: "tool_call_interrupted"; id: string; reason: "superseded" | FinishReason; session?: string }
+  | { event: "tool_call_stitched"; id: string; run: number; round: number; content: string; success: boolean; session?: string }
+  | { event: "token_usage"; total: number; session?: string }
+  | { event: "round_end"; run: number; index: number; closed_by: "next_chunk" | "tools_done" | "finish"; session?: string };
 
 // ------------------------------------------------------------ AG-UI events
 

@@ -102,9 +102,10 @@ test("every open round, after every call of every vector, fits OpenRound, and ev
   assert.deepEqual(checker.unseen(["OpenRound", "OpenToolCall"]), []);
 });
 
-test("every live UI event fits UiEvent", () => {
-  const { values } = checkAll("ui", "UiEvent");
-  assert.ok(values > 1000);
+test("every live UI event fits UiEvent, and every kind of event and each of its keys occurs", () => {
+  const { checker, values } = checkAll("ui", "UiEvent");
+  assert.ok(values > 1000, `${values} events`);
+  assert.deepEqual(checker.unseen(["UiEvent"]), []);
 });
 
 test("the checker catches what drifts: an undeclared key, a missing one, a wrong type", () => {
