@@ -224,7 +224,7 @@ fn main() {
         roundup::replay(input.as_bytes(), io::sink(), &common::ops(), &mut ()).unwrap();
     });
 
-    // The three paths a red-team run found quadratic (issue 14).
+    // The three paths a red-team run found quadratic.
     let replay_as = |from: &str, to: &str, input: &str| {
         let options = roundup::ReplayOptions::new()
             .from(roundup::adapters::InputFormat::named(from).unwrap())
@@ -269,7 +269,7 @@ fn main() {
         replay_as("ops", "deepwork", if big { &large } else { &small })
     });
 
-    // Quadratic until found by the adapters benchmark (issue 11): a Codex
+    // Quadratic until found by the adapters benchmark: a Codex
     // turn of many tool items looked each id up in a list of the turn's.
     let codex_items = |items: usize| {
         let mut input = String::from("{\"type\":\"turn.started\"}\n");

@@ -63,8 +63,9 @@ pub struct ReplayOptions {
     /// Keep at most this many sessions in memory, the others evicted as
     /// checkpoints (see [`Router`](crate::Router)); `None`: keep all.
     pub max_open_sessions: Option<usize>,
-    /// Where evicted sessions go: files of this directory; in memory when
-    /// `None`.
+    /// Where evicted sessions go: a SQLite file of this directory (with
+    /// the `sqlite` feature; a file a session without it), removed when the
+    /// replay ends having taken every session back; in memory when `None`.
     pub evict_dir: Option<PathBuf>,
     /// A line (or SSE event) longer than this is not read into memory: it
     /// is read past in constant memory and reported as a `bad_line`.

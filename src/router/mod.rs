@@ -34,9 +34,13 @@
 //! ```
 
 mod appearances;
+#[cfg(feature = "sqlite")]
+mod sqlite_store;
 mod store;
 
 use appearances::Appearances;
+#[cfg(feature = "sqlite")]
+pub use sqlite_store::SqliteStore;
 pub use store::{CheckpointStore, DirectoryStore, MemoryStore, StoreError};
 
 use crate::adapters::CallSink;

@@ -365,7 +365,7 @@ fn tool(session: &str, update: Value) -> String {
     notification(session, update)
 }
 
-/// Issue 9, case 1: client and agent number their requests independently.
+/// ACP on real traffic: client and agent number their requests independently.
 /// The client's answer to the agent's permission request 1 (and an error
 /// answer to the agent's fs request 2) must not end prompt 1 (or 2).
 #[test]
@@ -404,7 +404,7 @@ fn a_response_answers_the_other_sides_request_with_that_id() {
     );
 }
 
-/// Issue 9, case 2: a call's session is fixed when it is declared; a
+/// ACP on real traffic: a call's session is fixed when it is declared; a
 /// permission request's `toolCall._meta` routes like an update's.
 #[test]
 fn a_subagent_call_stays_in_its_session_whatever_its_updates_say() {
@@ -450,7 +450,7 @@ fn a_subagent_call_stays_in_its_session_whatever_its_updates_say() {
     assert_eq!(parent["tool_calls"][0]["meta"]["acp_child_session"], "s/task", "the Task call names its subagent");
 }
 
-/// Issue 9, case 3: a subagent's run ends with its parent's run, and its
+/// ACP on real traffic: a subagent's run ends with its parent's run, and its
 /// next traffic (after the next prompt) is a new run.
 #[test]
 fn subagent_sessions_finish_with_their_parent() {
@@ -489,7 +489,7 @@ fn subagent_sessions_finish_with_their_parent() {
     assert_eq!(order, [&json!("s/task"), &json!("s"), &json!("s/task"), &json!("s")]);
 }
 
-/// Issue 9, case 4: a tool call id reused in a later prompt, or a session
+/// ACP on real traffic: a tool call id reused in a later prompt, or a session
 /// loaded twice, is a new call with its own title and arguments.
 #[test]
 fn a_tool_call_id_reused_in_a_later_run_is_a_new_call() {
@@ -529,7 +529,7 @@ fn a_tool_call_id_reused_in_a_later_run_is_a_new_call() {
     assert_eq!(tool_calls, [&json!(1), &json!(1), &json!(1)]);
 }
 
-/// Issue 9, case 5: after a call's result, a `tool_call` with its id
+/// ACP on real traffic: after a call's result, a `tool_call` with its id
 /// declares a new call, a second terminal is `duplicate_terminal`, and a
 /// new title, input or content is a meta patch. Nothing is dropped.
 #[test]
@@ -569,7 +569,7 @@ fn updates_after_the_result_are_kept() {
     assert_eq!(calls, [(json!("ls"), json!("a")), (json!("ls again"), json!("b"))]);
 }
 
-/// Issue 9, case 6: the protocol's data is kept: the prompt, the prompt
+/// ACP on real traffic: the protocol's data is kept: the prompt, the prompt
 /// response's usage and `_meta`, `usage_update._meta`, the latest session
 /// info, mode and config options, and the message ids of each round.
 #[test]
@@ -612,7 +612,7 @@ fn protocol_data_is_kept() {
     assert!(of_type(&lines, "anomaly").is_empty());
 }
 
-/// Issue 9, case 9: the arguments are the agent's own JSON text: key
+/// ACP on real traffic: the arguments are the agent's own JSON text: key
 /// order, number spelling and escapes as sent.
 #[test]
 fn arguments_keep_the_agents_json_text() {
@@ -752,7 +752,7 @@ fn air_subagent_task_legacy() {
     assert_eq!(child["acp_subagent"]["task"], "Find the parser");
 }
 
-/// Issue 9, case 10: `--from auto` decides from the first event that some
+/// ACP on real traffic: `--from auto` decides from the first event that some
 /// format recognises, so a leading banner line does not turn an ACP
 /// capture into bad lines; and when nearly every line is bad in the format
 /// asked for, the command line says which format the input looks like.
@@ -800,7 +800,7 @@ fn detection_reads_past_a_leading_line_and_names_the_format_it_looks_like() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Issue 9: an ACP stream of about 500 MB (one prompt, 30,000 shell tools
+/// An ACP stream of about 500 MB (one prompt, 30,000 shell tools
 /// with 16 KiB of terminal output each) replays in bounded memory: the
 /// adapter keeps no output (it goes to the core as `tool_output`) and
 /// forgets each call with its run. Release mode only (`.ci/run` runs it).

@@ -559,7 +559,7 @@ impl roundup::UiHandler for SharedStuck {
     }
 }
 
-/// Issue 14: a UI handler that blocks does not stop persistence. While it
+/// A UI handler that blocks does not stop persistence. While it
 /// is stuck in one event, another thread's rounds reach the sink; and once
 /// it has fallen a whole queue behind it is cut off, told once, and the
 /// producer never waited for it.
@@ -605,7 +605,7 @@ fn a_blocked_ui_handler_stalls_neither_the_sink_nor_the_callers() {
     });
 }
 
-/// Issue 14: the time a caller spends delivering other threads' output is
+/// The time a caller spends delivering other threads' output is
 /// bounded. With a slow sink and four threads making records as fast as
 /// they can, no call delivers more than one record of each other thread
 /// (one batch: each other thread has one call in flight, waiting for its
@@ -658,7 +658,7 @@ fn a_call_delivers_at_most_one_call_of_each_other_thread() {
     });
 }
 
-/// Issue 14: with the UI handler on a [`roundup::UiThread`], no caller runs
+/// With the UI handler on a [`roundup::UiThread`], no caller runs
 /// a UI callback: four threads stream text while the handler is stuck in
 /// its first event, and every call returns; once released, the handler gets
 /// every event, in each thread's order, on the delivery thread.

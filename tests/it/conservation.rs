@@ -136,7 +136,7 @@ fn anomaly_details(lines: &[Value]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Issue 14's reproductions: well-formed input that was dropped without a
+/// Reproductions of inputs that lost data: well-formed input that was dropped without a
 /// trace is now translated, or reported with its payload.
 #[test]
 fn acp_session_requests_without_a_string_session_id() {

@@ -1,4 +1,4 @@
-//! The five provider and agent-CLI adapters (issue 11) on their recorded
+//! The five provider and agent-CLI adapters on their recorded
 //! fixtures, and the traps their producers' code shows, each as a minimal
 //! stream.
 

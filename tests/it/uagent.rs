@@ -121,7 +121,7 @@ fn a_timed_out_run_cancels_its_tools_and_errors_are_kept() {
     assert_eq!(stats["tools_by_name"], json!({"Bash": 1, "Read": 1}));
 }
 
-/// Issue 9, case 8: uagent's statistics by uagent's algorithm (as the
+/// uagent's statistics by uagent's algorithm (as the
 /// fixtures README gives it), on a stream built to tell the rules apart:
 /// `event_span_ms` spans only observed events (not `run_started`,
 /// `run_finished`, deltas or `runner_error`); a call counts at the first
@@ -184,7 +184,7 @@ fn statistics_follow_uagents_rules() {
     );
 }
 
-/// Issue 9, case 8: the `uah` superset. A stream that starts with a session
+/// the `uah` superset. A stream that starts with a session
 /// event is detected as uagent; session events before a run go into that
 /// run's metadata, those inside a run too, and those after the last run are
 /// reported (nothing is lost); one session holds several runs.

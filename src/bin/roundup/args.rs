@@ -193,9 +193,9 @@ pub struct InputArgs {
     /// output is the same).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_sessions: Option<u64>,
-    /// With --max-sessions: evict into files of DIR, so that memory stays
-    /// bounded however many sessions there are (without it, evicted
-    /// sessions are kept in memory, compact).
+    /// With --max-sessions: evict into a scratch database in DIR, so that
+    /// memory stays bounded however many sessions there are (without it,
+    /// evicted sessions are kept in memory, compact).
     #[arg(long, value_name = "DIR", requires = "max_sessions", value_hint = clap::ValueHint::DirPath)]
     pub evict_dir: Option<PathBuf>,
     /// A line longer than SIZE (bytes, or with K, M, G) is read past without

@@ -24,8 +24,12 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 /// What a reader tells the writer.
 enum Message {
-    Batch(Batch),
-    Done { path: String, result: io::Result<Outcome> },
+    /// A batch to commit, and where to hand it back once committed.
+    Batch(Batch, mpsc::Sender<Batch>),
+    Done {
+        path: String,
+        result: io::Result<Outcome>,
+    },
 }
 
 /// What the ingest did, for the closing line and the exit status.
@@ -81,6 +85,10 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
     let mut readers = Vec::with_capacity(jobs);
     for _ in 0..jobs {
         let (queue, read_bytes, send, options) = (queue.clone(), read_bytes.clone(), send.clone(), options.clone());
+        // Committed batches come back to the reader that made them, to be
+        // freed on its thread: freed on the writer's, each of their
+        // allocations would take the reader's allocator lock from it.
+        let (back, committed) = mpsc::channel::<Batch>();
         readers.push(std::thread::spawn(move || loop {
             let next = queue.lock().map(|mut queue| queue.pop_front());
             let Ok(Some((path, known))) = next else { return };
@@ -90,7 +98,10 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
                 &mut || open(&path),
                 &options,
                 batch_bytes,
-                &mut |batch| send.send(Message::Batch(batch)).map_err(|_| io::Error::other("the writer stopped")),
+                &mut |batch| {
+                    committed.try_iter().for_each(drop);
+                    send.send(Message::Batch(batch, back.clone())).map_err(|_| io::Error::other("the writer stopped"))
+                },
                 &mut |bytes| {
                     read_bytes.fetch_add(bytes.saturating_sub(counted), Ordering::Relaxed);
                     counted = bytes;
@@ -116,8 +127,11 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
         match message {
-            Some(Message::Batch(batch)) if !refused.contains(&batch.source) => match db.commit(&batch) {
-                Ok(()) => tally.records += batch.records.len() as u64,
+            Some(Message::Batch(batch, back)) if !refused.contains(&batch.source) => match db.commit(&batch) {
+                Ok(()) => {
+                    tally.records += batch.records.len() as u64;
+                    let _ = back.send(batch);
+                }
                 Err(error) => {
                     refused.push(batch.source);
                     tally.failed += 1;
@@ -126,7 +140,7 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
                     eprintln!("roundup: {path}: {}", crate::chain(&error));
                 }
             },
-            Some(Message::Batch(_)) | None => {}
+            Some(Message::Batch(..)) | None => {}
             Some(Message::Done { path, result }) => {
                 done += 1;
                 match result {
