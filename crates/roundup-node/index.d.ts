@@ -439,7 +439,9 @@ export type OutputFormat =
   | "ai-sdk"
   | "openai-chat"
   | "openai-responses"
-  | "anthropic";
+  | "anthropic"
+  | "otlp"
+  | "otlp-content";
 
 /** One call as its ops object (the contract's §3). */
 export interface Op {
@@ -605,6 +607,15 @@ export interface EmitValues {
   "openai-chat": unknown[];
   "openai-responses": unknown[];
   anthropic: unknown[];
+  otlp: OtlpTraces;
+  "otlp-content": OtlpTraces;
+}
+
+/** One finished run as OpenTelemetry traces: an OTLP/JSON
+ * `ExportTraceServiceRequest`, as the OTLP file exporter writes it
+ * (docs/otlp.md has the spans and their attributes). */
+export interface OtlpTraces {
+  resourceSpans: unknown[];
 }
 
 /** The values of output format `E`; records when none is named. */

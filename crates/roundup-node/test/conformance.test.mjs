@@ -11,7 +11,7 @@ import { bytes, cli, cliValues, collect, inPieces, inputs } from "./helpers.mjs"
 const formats = outputFormats().map((f) => f.name);
 
 test("the output formats are the command line's", () => {
-  assert.deepEqual(formats, ["records", "ui", "deepwork", "agui", "agui-compact", "ai-sdk", "openai-chat", "openai-responses", "anthropic"]);
+  assert.deepEqual(formats, ["records", "ui", "deepwork", "agui", "agui-compact", "ai-sdk", "openai-chat", "openai-responses", "anthropic", "otlp", "otlp-content"]);
 });
 
 test("there are inputs to check", () => {
