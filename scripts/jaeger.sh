@@ -25,13 +25,16 @@ cache="${ROUNDUP_JAEGER_CACHE:-$HOME/.cache/roundup-jaeger}/$version"
 dir="${ROUNDUP_JAEGER_DIR:-${TMPDIR:-/tmp}/roundup-jaeger}"
 url="http://127.0.0.1:16686"
 
-healthy() { python3 - <<'PY' 2>/dev/null
+answers() { python3 - <<'PY' 2>/dev/null
 import json, sys, urllib.request
 sys.exit(0 if json.load(urllib.request.urlopen("http://127.0.0.1:13133/status", timeout=2)).get("healthy") else 1)
 PY
 }
-pid() { cat "$dir/jaeger.pid" 2>/dev/null; }
-running() { [ -n "$(pid)" ] && kill -0 "$(pid)" 2>/dev/null; }
+# shellcheck source=scripts/service.sh
+. "$here/service.sh"
+service_name="Jaeger"
+service_dir="$dir"
+service_file="jaeger"
 
 build() {
   if [ -x "$cache/jaeger" ]; then
@@ -44,53 +47,23 @@ build() {
 }
 
 start() {
-  if healthy; then
+  if answers; then
     echo "$url"
     return
   fi
   build
-  mkdir -p "$dir"
-  nohup "$cache/jaeger" >>"$dir/jaeger.log" 2>&1 &
-  echo $! >"$dir/jaeger.pid"
-  for _ in $(seq 1 240); do
-    if healthy; then
-      echo "$url"
-      return
-    fi
-    if ! running; then
-      echo "Jaeger exited; the end of its log ($dir/jaeger.log):" >&2
-      tail -n 40 "$dir/jaeger.log" >&2
-      exit 1
-    fi
-    sleep 0.25
-  done
-  echo "Jaeger was not healthy within 60 s; the end of its log:" >&2
-  tail -n 40 "$dir/jaeger.log" >&2
-  exit 1
-}
-
-halt() {
-  if running; then
-    kill "$(pid)" 2>/dev/null || true
-    for _ in $(seq 1 60); do
-      running || break
-      sleep 0.5
-    done
-    if running; then
-      kill -9 "$(pid)" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$dir/jaeger.pid"
+  service_launch "$cache/jaeger"
+  service_wait "$url" 60
 }
 
 case "${1:-}" in
 start) start ;;
 stop)
-  halt
+  service_halt
   rm -rf "$dir"
   ;;
 status)
-  if healthy; then echo "$url"; else
+  if answers; then echo "$url"; else
     echo "no Jaeger on $url" >&2
     exit 1
   fi

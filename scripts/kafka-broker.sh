@@ -25,8 +25,11 @@ dir="${ROUNDUP_KAFKA_DIR:-${TMPDIR:-/tmp}/roundup-kafka-$port}"
 java_opts="${KAFKA_JAVA_OPTS:--Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true}"
 
 answers() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
-pid() { cat "$dir/kafka.pid" 2>/dev/null; }
-running() { [ -n "$(pid)" ] && kill -0 "$(pid)" 2>/dev/null; }
+# shellcheck source=scripts/service.sh
+. "$here/service.sh"
+service_name="the broker"
+service_dir="$dir"
+service_file="kafka"
 
 fetch() {
   if [ -f "$cache/complete" ]; then
@@ -64,48 +67,19 @@ start() {
     }
   fi
   # shellcheck disable=SC2086
-  nohup java $java_opts -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
-    -cp "$cache/lib/*" kafka.Kafka "$dir/server.properties" >>"$dir/kafka.log" 2>&1 &
-  echo $! >"$dir/kafka.pid"
-  for _ in $(seq 1 240); do
-    if answers; then
-      echo "127.0.0.1:$port"
-      return
-    fi
-    if ! running; then
-      echo "the broker exited; the end of its log ($dir/kafka.log):" >&2
-      tail -n 40 "$dir/kafka.log" >&2
-      exit 1
-    fi
-    sleep 0.25
-  done
-  echo "the broker did not answer on 127.0.0.1:$port within 60 s; the end of its log:" >&2
-  tail -n 40 "$dir/kafka.log" >&2
-  exit 1
-}
-
-halt() {
-  if running; then
-    kill "$(pid)" 2>/dev/null || true
-    for _ in $(seq 1 60); do
-      running || break
-      sleep 0.5
-    done
-    if running; then
-      kill -9 "$(pid)" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$dir/kafka.pid"
+  service_launch java $java_opts -Dorg.slf4j.simpleLogger.defaultLogLevel=info \
+    -cp "$cache/lib/*" kafka.Kafka "$dir/server.properties"
+  service_wait "127.0.0.1:$port" 60
 }
 
 case "${1:-}" in
 start) start ;;
 stop)
-  halt
+  service_halt
   rm -rf "$dir"
   ;;
 restart)
-  halt
+  service_halt
   start keep-data
   ;;
 status)

@@ -30,8 +30,11 @@ import sys, urllib.request
 sys.exit(0 if urllib.request.urlopen(sys.argv[1], timeout=2).status == 200 else 1)
 PY
 }
-pid() { cat "$dir/phoenix.pid" 2>/dev/null; }
-running() { [ -n "$(pid)" ] && kill -0 "$(pid)" 2>/dev/null; }
+# shellcheck source=scripts/service.sh
+. "$here/service.sh"
+service_name="Phoenix"
+service_dir="$dir"
+service_file="phoenix"
 
 install() {
   if [ -f "$venv/complete" ]; then
@@ -53,43 +56,14 @@ start() {
   rm -rf "$dir"
   mkdir -p "$dir"
   PHOENIX_WORKING_DIR="$dir" PHOENIX_HOST=127.0.0.1 PHOENIX_PORT="$port" PHOENIX_GRPC_PORT="$grpc_port" \
-    PHOENIX_TELEMETRY_ENABLED=false nohup "$venv/bin/phoenix" serve >>"$dir/phoenix.log" 2>&1 &
-  echo $! >"$dir/phoenix.pid"
-  for _ in $(seq 1 480); do
-    if answers; then
-      echo "$url"
-      return
-    fi
-    if ! running; then
-      echo "Phoenix exited; the end of its log ($dir/phoenix.log):" >&2
-      tail -n 40 "$dir/phoenix.log" >&2
-      exit 1
-    fi
-    sleep 0.25
-  done
-  echo "Phoenix did not answer on $url within 120 s; the end of its log:" >&2
-  tail -n 40 "$dir/phoenix.log" >&2
-  exit 1
-}
-
-halt() {
-  if running; then
-    kill "$(pid)" 2>/dev/null || true
-    for _ in $(seq 1 60); do
-      running || break
-      sleep 0.5
-    done
-    if running; then
-      kill -9 "$(pid)" 2>/dev/null || true
-    fi
-  fi
-  rm -f "$dir/phoenix.pid"
+    PHOENIX_TELEMETRY_ENABLED=false service_launch "$venv/bin/phoenix" serve
+  service_wait "$url" 120
 }
 
 case "${1:-}" in
 start) start ;;
 stop)
-  halt
+  service_halt
   rm -rf "$dir"
   ;;
 status)
