@@ -18,8 +18,10 @@ import re
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from inputs import all_inputs, as_input  # noqa: E402  (tests/inputs.py)
 from typing import List
 
 from anthropic.types import MessageParam
@@ -34,27 +36,6 @@ TYPES = {
     "openai-responses": ("input", TypeAdapter(List[ResponseInputItemParam])),
     "anthropic": ("messages", TypeAdapter(List[MessageParam])),
 }
-SCRATCH = Path(tempfile.mkdtemp(prefix="roundup-history-"))
-
-
-def inputs(directory):
-    for path in sorted(directory.rglob("*")):
-        # Notes, expected outputs and an origin's own recording file (whose
-        # stream is a fixture beside it) are not inputs.
-        skipped = path.name.endswith((".expected.jsonl", ".recording.json"))
-        if path.is_file() and path.suffix not in (".md", ".txt") and not skipped:
-            yield path
-
-
-def as_input(path):
-    """A conformance vector's ops as an ops JSONL file; any other input (a
-    fixture's JSON array body included) as is."""
-    if path.suffix != ".json" or ROOT / "tests" / "vectors" not in path.resolve().parents:
-        return path
-    vector = json.loads(path.read_text())
-    ops = SCRATCH / f"{vector['name']}.ops.jsonl"
-    ops.write_text("".join(json.dumps(op) + "\n" for op in vector["ops"]))
-    return ops
 
 
 def force(value):
@@ -165,7 +146,7 @@ def tool_names(history):
 
 
 def main():
-    files = [Path(f) for f in sys.argv[1:]] or [*inputs(ROOT / "tests" / "vectors"), *inputs(ROOT / "tests" / "fixtures")]
+    files = [Path(f) for f in sys.argv[1:]] or all_inputs()
     passed = failed = 0
     for path in files:
         for fmt, (key, adapter) in TYPES.items():

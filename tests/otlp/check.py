@@ -51,6 +51,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from inputs import all_inputs, as_input  # noqa: E402  (tests/inputs.py)
+
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -65,26 +68,6 @@ SCREENSHOT = os.environ.get("SCREENSHOT", "")
 SCREENSHOT_INPUT = ROOT / "tests" / "fixtures" / "claude-transcript" / "spotter-tool_heavy-2.1.38.jsonl"
 SCRATCH = Path(tempfile.mkdtemp(prefix="roundup-otlp-"))
 IDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
-
-
-def inputs(directory):
-    for path in sorted(directory.rglob("*")):
-        # Notes, expected outputs and an origin's own recording file (whose
-        # stream is a fixture beside it) are not inputs.
-        skipped = path.name.endswith((".expected.jsonl", ".recording.json"))
-        if path.is_file() and path.suffix not in (".md", ".txt") and not skipped:
-            yield path
-
-
-def as_input(path):
-    """A conformance vector's ops as an ops JSONL file; any other input (a
-    fixture's JSON array body included) as is."""
-    if path.suffix != ".json" or ROOT / "tests" / "vectors" not in path.resolve().parents:
-        return path
-    vector = json.loads(path.read_text())
-    ops = SCRATCH / f"{vector['name']}.ops.jsonl"
-    ops.write_text("".join(json.dumps(op) + "\n" for op in vector["ops"]))
-    return ops
 
 
 def replay(path, fmt):
@@ -438,7 +421,7 @@ def check_backend(label, endpoint, stored, exported, holds_once):
 
 
 def main():
-    files = [Path(f) for f in sys.argv[1:]] or [*inputs(ROOT / "tests" / "vectors"), *inputs(ROOT / "tests" / "fixtures")]
+    files = [Path(f) for f in sys.argv[1:]] or all_inputs()
     passed = failed = 0
     exported = []  # (name, source, lines, runs) of every input, for the backend
     lines_checked = sent = 0
