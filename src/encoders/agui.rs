@@ -58,6 +58,8 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
+use std::io::Write as _;
+
 use serde_json::{json, Value};
 
 use super::{Encoder, Frames, OutputFormat, Reads};
@@ -130,6 +132,10 @@ struct Thread {
     /// late result both. (A late result comes in the run of its call.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     waiting: Vec<(u64, String, Value)>,
+    /// The message id of the round of this run and index, made once for
+    /// the deltas of a round rather than for each.
+    #[serde(skip)]
+    round_id: Option<(u64, u64, String)>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -172,6 +178,12 @@ impl Encoder for AguiEncoder {
             self.threads.insert(name.to_owned(), Thread::default());
         }
         let Some(thread) = self.threads.get_mut(name) else { return };
+        if let Some((kind, suffix, delta)) = delta_of(event) {
+            let round = thread.round_id(name);
+            let id = if suffix.is_empty() { round } else { &format!("{round}{suffix}") };
+            write_delta(out, kind, id, delta, at_ms);
+            return;
+        }
         let mut emit = |mut event: Value| {
             // A source without clock readings leaves the replay's clock at
             // 0: no timestamp says so better than one of 1970.
@@ -182,6 +194,37 @@ impl Encoder for AguiEncoder {
         };
         thread.event(name, event, &mut emit);
     }
+}
+
+/// A text or reasoning delta (the bulk of a stream): its event type, the
+/// suffix of its message id, and its text; `None` for any other event and
+/// for an empty delta (which says nothing).
+fn delta_of<'a>(event: &UiEvent<'a>) -> Option<(&'static str, &'static str, &'a str)> {
+    match *event {
+        UiEvent::MessageDelta { text } if !text.is_empty() => Some(("TEXT_MESSAGE_CONTENT", "", text)),
+        UiEvent::ThoughtDelta { text } if !text.is_empty() => Some(("REASONING_MESSAGE_CONTENT", "/reasoning", text)),
+        _ => None,
+    }
+}
+
+/// Writes a delta's event straight to its bytes: the bytes the general path
+/// writes for it (the same keys in the same order, strings escaped by the
+/// same serializer), without building a JSON value for each of the events
+/// a long text is made of.
+fn write_delta(out: &mut Frames, kind: &str, message_id: &str, delta: &str, at_ms: u64) {
+    out.frame(|buf| {
+        buf.extend_from_slice(b"{\"type\":\"");
+        buf.extend_from_slice(kind.as_bytes());
+        buf.extend_from_slice(b"\",\"messageId\":");
+        wire::write_json(buf, &message_id);
+        buf.extend_from_slice(b",\"delta\":");
+        wire::write_json(buf, &delta);
+        if at_ms > 0 {
+            // Writing into memory cannot fail.
+            let _ = write!(buf, ",\"timestamp\":{at_ms}");
+        }
+        buf.push(b'}');
+    });
 }
 
 impl HeldCall {
@@ -218,6 +261,15 @@ impl Thread {
 
     fn run_id(&self, thread: &str) -> String {
         format!("{thread}/run-{}", self.run)
+    }
+
+    /// [`message_id`](Self::message_id), made once a round.
+    fn round_id(&mut self, thread: &str) -> &str {
+        let (run, round) = (self.run, self.round);
+        if !matches!(&self.round_id, Some((r, n, _)) if (*r, *n) == (run, round)) {
+            self.round_id = Some((run, round, self.message_id(thread)));
+        }
+        self.round_id.as_ref().map_or("", |(_, _, id)| id.as_str())
     }
 
     fn message_id(&self, thread: &str) -> String {
@@ -399,5 +451,43 @@ impl Thread {
     /// The held tool call `id` of the open round (the latest of that id).
     fn held(&mut self, id: &str) -> Option<&mut HeldCall> {
         self.calls.iter_mut().rev().find(|call| call.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoders::Framing;
+
+    /// A delta written straight to bytes is the bytes of its JSON value, as
+    /// every other event is written: escapes, non-ASCII names, no clock.
+    #[test]
+    fn deltas_are_the_bytes_of_their_json_value() {
+        for (session, text, at_ms) in [
+            (Some("s1"), "Hi", 1_000),
+            (Some("quote\"and\\back\nslash"), "line\nbreak \"q\" \u{1}\t é 😀", 0),
+            (None, "</script>", 42),
+        ] {
+            for (event, kind, suffix) in [
+                (UiEvent::MessageDelta { text }, "TEXT_MESSAGE_CONTENT", ""),
+                (UiEvent::ThoughtDelta { text }, "REASONING_MESSAGE_CONTENT", "/reasoning"),
+            ] {
+                let mut encoder = AguiEncoder::default();
+                let mut out = Frames::new(Framing::Lines);
+                encoder.ui_event(session, &UiEvent::RunStart { run: 3 }, at_ms, &mut out);
+                out.clear();
+                encoder.ui_event(session, &event, at_ms, &mut out);
+                let thread = session.unwrap_or(UNNAMED);
+                let mut expected =
+                    json!({"type": kind, "messageId": format!("{thread}/run-3/round-0{suffix}"), "delta": text});
+                if at_ms > 0 {
+                    expected["timestamp"] = at_ms.into();
+                }
+                let mut line = Vec::new();
+                wire::write_json(&mut line, &expected);
+                line.push(b'\n');
+                assert_eq!(String::from_utf8_lossy(out.bytes()), String::from_utf8_lossy(&line));
+            }
+        }
     }
 }
