@@ -72,6 +72,32 @@ fn translate(format: &str, op: &Value, n: usize) -> Vec<Value> {
         ("deepwork", "token_usage") => {
             vec![json!({"kind": "usage", "usage": {"input_tokens": op["total"]}, "source": session})]
         }
+        ("gemini-cli-chat", kind) => {
+            // A chat file: its header and the prompt first, then a model
+            // message a piece (the file holds each message whole; a call
+            // is written with its result, once it has one).
+            let mut records = Vec::new();
+            if n == 0 {
+                records.push(json!({"sessionId": session, "projectHash": "p", "startTime": stamp, "lastUpdated": stamp, "kind": "main"}));
+                records.push(json!({"id": "u0", "timestamp": stamp, "type": "user", "content": [{"text": "Go."}]}));
+            }
+            let message = |fields: Value| {
+                let mut message = json!({"id": format!("g{n}"), "timestamp": stamp, "type": "gemini", "content": "", "model": "gemini-3"});
+                if let (Some(message), Some(fields)) = (message.as_object_mut(), fields.as_object()) {
+                    message.extend(fields.clone());
+                }
+                message
+            };
+            match kind {
+                "message" => records.push(message(json!({"content": s("text")}))),
+                "thought" => records.push(message(json!({"thoughts": [{"subject": "Thinking", "description": s("text"), "timestamp": stamp}]}))),
+                "tool_update" if s("status") == "completed" => records.push(message(json!({"toolCalls": [{
+                    "id": s("id"), "name": "run_shell_command", "args": {}, "status": "success", "timestamp": stamp,
+                    "result": [{"functionResponse": {"id": s("id"), "name": "run_shell_command", "response": {"output": s("content")}}}]}]}))),
+                _ => {}
+            }
+            records
+        }
         _ => provider(format, op, &s),
     }
 }

@@ -284,6 +284,21 @@ fn main() {
         replay_as("codex", "records", if big { &large } else { &small })
     });
 
+    // Quadratic until found by the adapters benchmark: a Gemini CLI chat
+    // looked each message record's id up in a list of the prompt's.
+    let gemini_chat = |messages: usize| {
+        let mut input = String::from("{\"sessionId\":\"s\",\"projectHash\":\"p\",\"kind\":\"main\"}\n");
+        input.push_str("{\"id\":\"u0\",\"type\":\"user\",\"content\":[{\"text\":\"Go.\"}]}\n");
+        for n in 0..messages {
+            input.push_str(&format!("{{\"id\":\"g{n}\",\"type\":\"gemini\",\"content\":\"step {n}\"}}\n"));
+        }
+        input
+    };
+    let (small, large) = (gemini_chat(10_000), gemini_chat(20_000));
+    ratio("Gemini CLI chat of many model messages", "10k", "20k", |big| {
+        replay_as("gemini-cli-chat", "records", if big { &large } else { &small })
+    });
+
     // Closing a session found it by a scan of every session seen, and the
     // names of closed sessions were never freed.
     let open_and_close = |sessions: usize| {

@@ -120,6 +120,14 @@ pub struct GeminiCliChatAdapter {
     /// JSON lines: the current prompt's messages, the last record of each
     /// id, not yet translated.
     pending: Vec<Value>,
+    /// Where each id of `pending` is, for its first `indexed` messages
+    /// (the rest are indexed when next looked up): a prompt's thousands of
+    /// messages cost one lookup each, not a scan. Made again from
+    /// `pending` after a restore.
+    #[serde(skip)]
+    pending_at: crate::hash::HashMap<String, usize>,
+    #[serde(skip)]
+    indexed: usize,
     /// JSON lines: the ids of the messages translated, whose later records
     /// can no longer change what was read.
     done: BTreeSet<String>,
@@ -203,9 +211,11 @@ impl GeminiCliChatAdapter {
                 let detail = format!("gemini-cli-chat: a record of a message already read, not read again: {message}");
                 return report(calls, None, AnomalyKind::UnknownContent, &detail);
             }
-            if let Some(held) = self.pending.iter_mut().find(|m| m.get("id").and_then(Value::as_str) == Some(id)) {
-                *held = message;
-                return;
+            if let Some(at) = self.position(id) {
+                if let Some(held) = self.pending.get_mut(at) {
+                    *held = message;
+                    return;
+                }
             }
         }
         if message.get("type").and_then(Value::as_str) == Some("user") {
@@ -231,7 +241,7 @@ impl GeminiCliChatAdapter {
                 report(calls, None, AnomalyKind::UnknownContent, &detail);
                 continue;
             };
-            self.pending.clear();
+            self.truncate(0);
             for message in messages {
                 self.record(message.clone(), calls);
             }
@@ -241,11 +251,9 @@ impl GeminiCliChatAdapter {
     /// A `$rewindTo`: the message of that id and every one after it are
     /// dropped, when they were not read yet.
     fn rewind(&mut self, target: &Value, record: &Map<String, Value>, calls: &mut dyn CallSink) {
-        let at = target
-            .as_str()
-            .and_then(|id| self.pending.iter().position(|m| m.get("id").and_then(Value::as_str) == Some(id)));
+        let at = target.as_str().and_then(|id| self.position(id));
         match at {
-            Some(at) => self.pending.truncate(at),
+            Some(at) => self.truncate(at),
             None => {
                 let detail = format!(
                     "gemini-cli-chat: a rewind to a message not held (read already, or never seen): {}",
@@ -256,8 +264,33 @@ impl GeminiCliChatAdapter {
         }
     }
 
+    /// Where the first held message of `id` is.
+    fn position(&mut self, id: &str) -> Option<usize> {
+        for (at, message) in self.pending.iter().enumerate().skip(self.indexed) {
+            if let Some(held) = message.get("id").and_then(Value::as_str) {
+                self.pending_at.entry(held.to_owned()).or_insert(at);
+            }
+        }
+        self.indexed = self.pending.len();
+        self.pending_at.get(id).copied()
+    }
+
+    /// Forgets where the held messages are (they are about to go).
+    fn truncate_index(&mut self) {
+        self.pending_at.clear();
+        self.indexed = 0;
+    }
+
+    /// Drops the held messages from `at` on.
+    fn truncate(&mut self, at: usize) {
+        self.pending.truncate(at);
+        self.pending_at.retain(|_, position| *position < at);
+        self.indexed = self.indexed.min(at);
+    }
+
     /// Translates the messages held.
     fn flush(&mut self, calls: &mut dyn CallSink) {
+        self.truncate_index();
         for message in std::mem::take(&mut self.pending) {
             if let Some(id) = message.get("id").and_then(Value::as_str) {
                 self.done.insert(id.to_owned());

@@ -13,10 +13,10 @@
 
 mod checkpoint;
 mod closed_calls;
+mod meta_items;
 mod open_round;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use smallvec::SmallVec;
 
 pub(crate) use checkpoint::read_versioned;
@@ -318,7 +318,10 @@ impl RoundMachine {
             }
             Call::ToolMeta { id, meta } => self.tool_meta(id, meta, out),
             Call::RunMeta { meta } => self.run_meta(meta, out),
-            Call::RoundMeta { meta } => accumulate(&mut self.run.open.meta, meta),
+            Call::RoundMeta { meta } => {
+                let open = &mut self.run.open;
+                meta_items::accumulate(&mut open.meta, &mut open.meta_items, meta);
+            }
             Call::Start => self.start(now, out),
             Call::Finish { reason } => self.finish(reason, now, out),
             Call::Unknown { line, .. } => {
@@ -712,26 +715,6 @@ fn append_or_replace(buffer: &mut String, text: &str, replace: bool) -> bool {
 fn merge(meta: &mut Meta, patch: &Meta) {
     for (key, value) in patch {
         meta.insert(key.clone(), value.clone());
-    }
-}
-
-/// Merges round metadata: a round gathers what its fragments say, so an
-/// array joins the array already under its key (without repeating an item
-/// it holds), and any other value replaces.
-fn accumulate(meta: &mut Meta, patch: &Meta) {
-    for (key, value) in patch {
-        match (meta.get_mut(key), value) {
-            (Some(Value::Array(held)), Value::Array(items)) => {
-                for item in items {
-                    if !held.contains(item) {
-                        held.push(item.clone());
-                    }
-                }
-            }
-            _ => {
-                meta.insert(key.clone(), value.clone());
-            }
-        }
     }
 }
 

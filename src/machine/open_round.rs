@@ -51,6 +51,9 @@ pub(crate) struct OpenRound {
     /// What the protocol said about the round (`round_meta`).
     #[serde(default, skip_serializing_if = "Meta::is_empty")]
     pub(crate) meta: Meta,
+    /// The items of `meta`'s arrays, by fingerprint.
+    #[serde(skip)]
+    pub(crate) meta_items: super::meta_items::MetaItems,
 }
 
 impl OpenRound {
