@@ -209,13 +209,7 @@ fn the_compact_form_is_one_snapshot_of_the_thread_a_run() {
 
 #[test]
 fn compact_goes_with_agui_only() {
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_roundup"))
-            .args(args)
-            .current_dir(roundup_testkit::repo_root())
-            .output()
-            .unwrap()
-    };
+    let run = crate::cli::roundup;
     let compact = run(&["replay", "--emit", "agui", "--compact", "examples/session.ops.jsonl"]);
     let named = run(&["replay", "--emit", "agui-compact", "examples/session.ops.jsonl"]);
     assert_eq!(compact.stdout, named.stdout);

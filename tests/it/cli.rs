@@ -7,7 +7,9 @@ use std::process::{Command, Output};
 use roundup_testkit::repo_root;
 use serde_json::Value;
 
-fn roundup(args: &[&str]) -> Output {
+/// Runs the `roundup` binary with `args` from the repository's root: what
+/// every test of the command line runs.
+pub(crate) fn roundup(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_roundup")).current_dir(repo_root()).args(args).output().expect("roundup runs")
 }
 

@@ -3,18 +3,15 @@
 //! and (in release mode) an ingest killed at random moments.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use roundup::store::Database;
 use roundup_testkit::repo_root;
 use serde_json::Value;
 
+use crate::cli::roundup;
 use crate::store::{dump, same_rows, scratch};
-
-fn roundup(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_roundup")).current_dir(repo_root()).args(args).output().expect("roundup runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -426,13 +426,7 @@ fn every_input_is_its_rounds_as_spans() {
 /// only.
 #[test]
 fn the_content_flag_goes_with_otlp_only() {
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_roundup"))
-            .args(args)
-            .current_dir(roundup_testkit::repo_root())
-            .output()
-            .unwrap()
-    };
+    let run = crate::cli::roundup;
     let flagged = run(&["replay", "--emit", "otlp", "--otlp-content", "examples/session.ops.jsonl"]);
     let named = run(&["replay", "--emit", "otlp-content", "examples/session.ops.jsonl"]);
     assert_eq!(flagged.status.code(), Some(0));
@@ -496,13 +490,7 @@ fn receiver(statuses: Vec<u16>) -> (String, std::thread::JoinHandle<Vec<Received
 /// ends the export with what it said.
 #[test]
 fn export_sends_each_run_to_an_otlp_receiver() {
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_roundup"))
-            .args(args)
-            .current_dir(roundup_testkit::repo_root())
-            .output()
-            .unwrap()
-    };
+    let run = crate::cli::roundup;
     let printed = run(&["export", "--to", "otlp", "examples/session.ops.jsonl"]);
     let lines = parse_output(&printed.stdout);
     assert_eq!(lines.len(), 3);
