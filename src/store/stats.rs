@@ -93,21 +93,20 @@ pub struct AnomalyCount {
     pub count: u64,
 }
 
-fn count(value: i64) -> u64 {
-    u64::try_from(value).unwrap_or(0)
-}
-
+/// A count or sum read back: read as `u64`, so that a negative value (a
+/// database edited by hand) is an error that names it, never a silent 0.
+/// A sum over no row is NULL: nothing, 0.
 fn one(tx: &Transaction<'_>, sql: &str) -> Result<u64, DatabaseError> {
-    Ok(count(tx.query_row(sql, [], |row| row.get::<_, Option<i64>>(0))?.unwrap_or(0)))
+    Ok(tx.query_row(sql, [], |row| row.get::<_, Option<u64>>(0))?.unwrap_or(0))
 }
 
 fn by_name(tx: &Transaction<'_>, sql: &str) -> Result<BTreeMap<String, u64>, DatabaseError> {
     let mut statement = tx.prepare(sql)?;
-    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
+    let rows = statement.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, u64>(1)?)))?;
     let mut map = BTreeMap::new();
     for row in rows {
         let (name, n) = row?;
-        map.insert(name, count(n));
+        map.insert(name, n);
     }
     Ok(map)
 }
@@ -156,7 +155,7 @@ pub(crate) fn query(tx: &Transaction<'_>) -> Result<Stats, DatabaseError> {
         tool.unanswered += u64::from(status == "placeholder");
         // A time of 0 is no time known (a replay without timestamps).
         if started > 0 && finished >= started && status != "placeholder" {
-            durations.entry(name).or_default().push(count(finished - started));
+            durations.entry(name).or_default().push(finished.abs_diff(started));
         }
     }
     for (name, mut tool) in tools {
@@ -176,18 +175,18 @@ pub(crate) fn query(tx: &Transaction<'_>) -> Result<Stats, DatabaseError> {
     let rows = statement.query_map([TOP_SESSIONS as i64], |row| {
         Ok(SessionTokens {
             session: row.get(0)?,
-            runs: count(row.get(1)?),
-            rounds: count(row.get(2)?),
-            input_tokens: count(row.get(3)?),
-            output_tokens: count(row.get(4)?),
-            peak_token_usage: row.get::<_, Option<i64>>(5)?.map(count),
+            runs: row.get(1)?,
+            rounds: row.get(2)?,
+            input_tokens: row.get(3)?,
+            output_tokens: row.get(4)?,
+            peak_token_usage: row.get(5)?,
         })
     })?;
     for row in rows {
         stats.sessions_by_tokens.push(row?);
     }
     let mut statement = tx.prepare("SELECT kind, COUNT(*) FROM anomalies GROUP BY kind ORDER BY 2 DESC, 1")?;
-    let rows = statement.query_map([], |row| Ok(AnomalyCount { kind: row.get(0)?, count: count(row.get(1)?) }))?;
+    let rows = statement.query_map([], |row| Ok(AnomalyCount { kind: row.get(0)?, count: row.get(1)? }))?;
     for row in rows {
         stats.anomalies.push(row?);
     }
