@@ -135,6 +135,46 @@ struct Envelope<'a> {
     payload: Option<&'a RawValue>,
 }
 
+/// A line read in one pass: the envelope with its payload's fields (boxed:
+/// a payload view is some 450 bytes, which every move would copy).
+#[derive(Debug, Deserialize)]
+struct Line<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    payload: Option<Box<Payload<'a>>>,
+}
+
+/// A line whose payload is kept whole (the session's metadata, context,
+/// compactions, hosted tools' items): read again for it, which only these
+/// rare records pay, where every line would pay for holding it raw.
+#[derive(Debug, Clone, Copy)]
+struct Whole<'a>(&'a str);
+
+impl Whole<'_> {
+    /// The payload as a value, when the line has one.
+    fn payload(self) -> Option<Value> {
+        let line = serde_json::from_str::<Envelope<'_>>(self.0).ok()?;
+        line.payload.map(raw_value)
+    }
+
+    /// The payload as a value; the line was read with a payload, so it has
+    /// one (else the line itself is kept, as text).
+    fn value(self) -> Value {
+        self.payload().unwrap_or_else(|| Value::String(self.0.to_owned()))
+    }
+
+    /// The payload's JSON as sent.
+    fn json(self) -> String {
+        match serde_json::from_str::<Envelope<'_>>(self.0) {
+            Ok(Envelope { payload: Some(raw), .. }) => raw.get().to_owned(),
+            _ => self.0.to_owned(),
+        }
+    }
+}
+
 /// A payload's fields, borrowed: one view for every record kind, each
 /// field kept raw (a value of an unexpected type then never makes the
 /// line unreadable; it is read where it is used).
@@ -251,23 +291,28 @@ impl Adapter for CodexRolloutAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let line: Envelope<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
-        if let Some(at_ms) = line.timestamp.as_deref().and_then(rfc3339_ms) {
+        let text = utf8(payload)?;
+        // One pass reads the envelope and its payload's fields. A line
+        // whose payload is no object (or has a field of a type no view
+        // takes) is read again for its envelope alone.
+        let (kind, timestamp, item) = match serde_json::from_str::<Line<'_>>(text) {
+            Ok(line) => (line.kind, line.timestamp, line.payload),
+            Err(_) => {
+                let line: Envelope<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+                (line.kind, line.timestamp, None)
+            }
+        };
+        if let Some(at_ms) = timestamp.as_deref().and_then(rfc3339_ms) {
             calls.clock(at_ms);
         }
-        let kind = line.kind.as_ref();
-        let body = match line.payload {
-            Some(raw) if RECORDS.contains(&kind) => {
-                serde_json::from_str::<Payload<'_>>(raw.get()).ok().map(|p| (p, raw))
-            }
-            _ => None,
-        };
-        let Some((item, raw)) = body else {
+        let kind = kind.as_ref();
+        let whole = Whole(text);
+        let Some(item) = item.filter(|_| RECORDS.contains(&kind)) else {
             // A record kind this adapter does not know (or a payload that
             // is no object): kept whole.
             if kind == "world_state" {
-                if let Some(raw) = line.payload {
-                    self.run_meta("codex_world_state", raw_value(raw), calls);
+                if let Some(world) = whole.payload() {
+                    self.run_meta("codex_world_state", world, calls);
                     return Ok(());
                 }
             }
@@ -275,16 +320,16 @@ impl Adapter for CodexRolloutAdapter {
             return Ok(());
         };
         match kind {
-            "session_meta" => self.session_meta(&item, raw, calls),
+            "session_meta" => self.session_meta(&item, whole, calls),
             "turn_context" => {
                 if let Some(model) = item.model.filter(|m| m.get() != "null").map(raw_text) {
                     model.as_ref().clone_into(&mut self.model);
                 }
-                self.run_meta("codex_turn_context", raw_value(raw), calls);
+                self.run_meta("codex_turn_context", whole.value(), calls);
             }
-            "compacted" => self.push("codex_compacted", raw_value(raw), calls),
+            "compacted" => self.push("codex_compacted", whole.value(), calls),
             "response_item" => {
-                if !self.response_item(&item, raw, calls) {
+                if !self.response_item(&item, whole, calls) {
                     self.unknown(payload, calls);
                 }
             }
@@ -383,21 +428,21 @@ impl CodexRolloutAdapter {
         }
     }
 
-    fn session_meta(&mut self, item: &Payload<'_>, raw: &RawValue, calls: &mut dyn CallSink) {
+    fn session_meta(&mut self, item: &Payload<'_>, whole: Whole<'_>, calls: &mut dyn CallSink) {
         if self.session.is_none() && !self.begun {
             self.session = item.id.as_deref().map(str::to_owned);
         }
         // Forks and sub-agents repeat their parents' records: every one is
         // kept, the first names the session.
-        self.push("codex_session_meta", raw_value(raw), calls);
+        self.push("codex_session_meta", whole.value(), calls);
     }
 
     /// A `response_item`; `false` for an item type this adapter does not
     /// know.
-    fn response_item(&mut self, item: &Payload<'_>, raw: &RawValue, calls: &mut dyn CallSink) -> bool {
+    fn response_item(&mut self, item: &Payload<'_>, whole: Whole<'_>, calls: &mut dyn CallSink) -> bool {
         let kind = item.kind.as_deref().unwrap_or("");
         match kind {
-            "message" => self.message(item, raw, calls),
+            "message" => self.message(item, whole, calls),
             "reasoning" => self.reasoning(item, calls),
             "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call" => {
                 let id = item.call_id.as_deref().or(item.id.as_deref()).unwrap_or("");
@@ -440,22 +485,22 @@ impl CodexRolloutAdapter {
                 let failed = item.status.map(raw_text).is_some_and(|status| status == "failed");
                 let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
                 self.waiting.remove(id);
-                calls.call(self.session(), Call::ToolUpdate { id, content: raw.get(), status });
+                calls.call(self.session(), Call::ToolUpdate { id, content: &whole.json(), status });
             }
             // The inter-agent messages of a collaboration: what another
             // agent said, context of this one.
-            "agent_message" => self.push("codex_context", raw_value(raw), calls),
+            "agent_message" => self.push("codex_context", whole.value(), calls),
             // An undo checkpoint, and the encrypted summary that replaces
             // history on compaction: state, kept with the run.
             "ghost_snapshot" | "compaction" | "compaction_summary" => {
-                self.push("codex_compacted", raw_value(raw), calls)
+                self.push("codex_compacted", whole.value(), calls)
             }
             _ => return false,
         }
         true
     }
 
-    fn message(&mut self, item: &Payload<'_>, raw: &RawValue, calls: &mut dyn CallSink) {
+    fn message(&mut self, item: &Payload<'_>, whole: Whole<'_>, calls: &mut dyn CallSink) {
         let role = item.role.map(raw_text).unwrap_or_default();
         let (text, others) = content_text(item.content);
         match role.as_ref() {
@@ -485,7 +530,7 @@ impl CodexRolloutAdapter {
                 }
             }
             // Developer and system instructions, the environment, AGENTS.md.
-            _ => self.push("codex_context", raw_value(raw), calls),
+            _ => self.push("codex_context", whole.value(), calls),
         }
     }
 
@@ -657,39 +702,63 @@ fn is_context(text: &str) -> bool {
 /// text.
 fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
     let Some(content) = content.filter(|c| c.get() != "null") else { return (String::new(), Vec::new()) };
+    // Most lists hold text items only: read in one pass. A list with any
+    // other item is read again, item by item, to keep those whole.
+    if let Ok(parts) = serde_json::from_str::<Vec<Part<'_>>>(content.get()) {
+        let texts: Option<Vec<Cow<'_, str>>> = parts.into_iter().map(Part::text).collect();
+        if let Some(texts) = texts {
+            let mut text = String::new();
+            for part in texts {
+                paragraph(&mut text, &part);
+            }
+            return (text, Vec::new());
+        }
+    }
     let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else {
         return (raw_text(content).into_owned(), Vec::new());
     };
     let (mut text, mut others) = (String::new(), Vec::new());
     for item in items {
         match item_text(item) {
-            Some(part) => {
-                if !text.is_empty() {
-                    text.push_str("\n\n");
-                }
-                text.push_str(&part);
-            }
+            Some(part) => paragraph(&mut text, &part),
             None => others.push(raw_value(item)),
         }
     }
     (text, others)
 }
 
+/// Adds `part` to `text` as a paragraph of its own (after a blank line,
+/// unless `text` is empty).
+fn paragraph(text: &mut String, part: &str) {
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(part);
+}
+
+/// A content item's type and text.
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, rename = "type", deserialize_with = "opt_cow", default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "opt_cow", default)]
+    text: Option<Cow<'a, str>>,
+}
+
+impl<'a> Part<'a> {
+    /// The item's text, when it is a text item.
+    fn text(self) -> Option<Cow<'a, str>> {
+        let textual = matches!(
+            self.kind.as_deref(),
+            Some("input_text" | "output_text" | "summary_text" | "reasoning_text" | "text" | "refusal")
+        );
+        textual.then_some(self.text).flatten()
+    }
+}
+
 /// A content item's text, when it is a text item.
 fn item_text(item: &RawValue) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Part<'a> {
-        #[serde(borrow, rename = "type", deserialize_with = "opt_cow", default)]
-        kind: Option<Cow<'a, str>>,
-        #[serde(borrow, deserialize_with = "opt_cow", default)]
-        text: Option<Cow<'a, str>>,
-    }
-    let part = serde_json::from_str::<Part<'_>>(item.get()).ok()?;
-    let textual = matches!(
-        part.kind.as_deref(),
-        Some("input_text" | "output_text" | "summary_text" | "reasoning_text" | "text" | "refusal")
-    );
-    textual.then_some(part.text).flatten().map(Cow::into_owned)
+    serde_json::from_str::<Part<'_>>(item.get()).ok()?.text().map(Cow::into_owned)
 }
 
 /// A tool's output as result text, with the metadata it carried and
