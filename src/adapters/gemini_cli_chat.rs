@@ -49,11 +49,14 @@
 //! assert_eq!(builder.summary().last_token_usage, Some(23));
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::borrowed::{json_value, raw_text, raw_value, utf8};
 use super::support::{json_text, one, parse_event, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -119,7 +122,7 @@ pub struct GeminiCliChatAdapter {
     session: Meta,
     /// JSON lines: the current prompt's messages, the last record of each
     /// id, not yet translated.
-    pending: Vec<Value>,
+    pending: Vec<Held>,
     /// Where each id of `pending` is, for its first `indexed` messages
     /// (the rest are indexed when next looked up): a prompt's thousands of
     /// messages cost one lookup each, not a scan. Made again from
@@ -148,6 +151,16 @@ impl Adapter for GeminiCliChatAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        // A message record, the most of a file, is held as its text until
+        // its prompt is over: read here only for its id and type.
+        let text = utf8(payload)?;
+        if let Some(head) = is_object(text).then(|| serde_json::from_str::<Head<'_>>(text).ok()).flatten() {
+            if let Some(id) = head.message_id() {
+                let user = text_of(head.kind).is_some_and(|kind| kind == "user");
+                self.record(Held { id, user, json: text.into() }, calls);
+                return Ok(());
+            }
+        }
         let record = parse_event(payload)?;
         let Value::Object(record) = record else {
             return Err(BadLine::new("not a JSON object"));
@@ -158,7 +171,7 @@ impl Adapter for GeminiCliChatAdapter {
                 // with it.
                 self.merge_session(&record);
                 for message in messages {
-                    self.message(message, calls);
+                    self.message(&message.to_string(), calls);
                 }
                 self.finish(calls);
                 return Ok(());
@@ -177,7 +190,7 @@ impl Adapter for GeminiCliChatAdapter {
             return Ok(());
         }
         if record.get("type").is_some_and(Value::is_string) {
-            self.record(Value::Object(record), calls);
+            self.record(Held::from_value(Value::Object(record)), calls);
             return Ok(());
         }
         let detail = format!("gemini-cli-chat: unknown record: {}", Value::Object(record));
@@ -204,11 +217,13 @@ impl GeminiCliChatAdapter {
     /// A message record of the JSON-lines container: replaces the record
     /// of its id, or is the next message; a prompt translates the one
     /// before it.
-    fn record(&mut self, message: Value, calls: &mut dyn CallSink) {
-        let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
-        if let Some(id) = &id {
+    fn record(&mut self, message: Held, calls: &mut dyn CallSink) {
+        if let Some(id) = &message.id {
             if self.done.contains(id) {
-                let detail = format!("gemini-cli-chat: a record of a message already read, not read again: {message}");
+                let detail = format!(
+                    "gemini-cli-chat: a record of a message already read, not read again: {}",
+                    json_value(&message.json)
+                );
                 return report(calls, None, AnomalyKind::UnknownContent, &detail);
             }
             if let Some(at) = self.position(id) {
@@ -218,7 +233,7 @@ impl GeminiCliChatAdapter {
                 }
             }
         }
-        if message.get("type").and_then(Value::as_str) == Some("user") {
+        if message.user {
             self.flush(calls);
         }
         self.pending.push(message);
@@ -243,7 +258,7 @@ impl GeminiCliChatAdapter {
             };
             self.truncate(0);
             for message in messages {
-                self.record(message.clone(), calls);
+                self.record(Held::from_value(message.clone()), calls);
             }
         }
     }
@@ -267,8 +282,8 @@ impl GeminiCliChatAdapter {
     /// Where the first held message of `id` is.
     fn position(&mut self, id: &str) -> Option<usize> {
         for (at, message) in self.pending.iter().enumerate().skip(self.indexed) {
-            if let Some(held) = message.get("id").and_then(Value::as_str) {
-                self.pending_at.entry(held.to_owned()).or_insert(at);
+            if let Some(held) = &message.id {
+                self.pending_at.entry(held.clone()).or_insert(at);
             }
         }
         self.indexed = self.pending.len();
@@ -292,10 +307,11 @@ impl GeminiCliChatAdapter {
     fn flush(&mut self, calls: &mut dyn CallSink) {
         self.truncate_index();
         for message in std::mem::take(&mut self.pending) {
-            if let Some(id) = message.get("id").and_then(Value::as_str) {
-                self.done.insert(id.to_owned());
+            let Held { id, json, .. } = message;
+            if let Some(id) = id {
+                self.done.insert(id);
             }
-            self.message(&message, calls);
+            self.message(&json, calls);
         }
     }
 
@@ -327,12 +343,40 @@ impl GeminiCliChatAdapter {
         self.open_thought = false;
     }
 
-    /// One message of the conversation.
-    fn message(&mut self, message: &Value, calls: &mut dyn CallSink) {
-        if let Some(at_ms) = message.get("timestamp").and_then(Value::as_str).and_then(rfc3339_ms) {
+    /// One message of the conversation, as JSON.
+    fn message(&mut self, json: &str, calls: &mut dyn CallSink) {
+        if !is_object(json) {
+            return self.unknown_message(json, calls);
+        }
+        match serde_json::from_str::<Message<'_>>(json) {
+            Ok(view) => self.message_view(&view, json, calls),
+            // A key written twice (the view takes each once): read as a
+            // value, whose last key wins.
+            Err(_) => match json_value(json) {
+                Value::Object(map) => {
+                    let json = Value::Object(map).to_string();
+                    match serde_json::from_str::<Message<'_>>(&json) {
+                        Ok(view) => self.message_view(&view, &json, calls),
+                        Err(_) => self.unknown_message(&json, calls),
+                    }
+                }
+                _ => self.unknown_message(json, calls),
+            },
+        }
+    }
+
+    /// A message this format does not know, kept whole.
+    fn unknown_message(&mut self, json: &str, calls: &mut dyn CallSink) {
+        self.open = true;
+        let detail = format!("gemini-cli-chat: unknown message: {}", json_value(json));
+        report(calls, None, AnomalyKind::UnknownEvent, &detail);
+    }
+
+    fn message_view(&mut self, message: &Message<'_>, json: &str, calls: &mut dyn CallSink) {
+        if let Some(at_ms) = text_of(message.timestamp).as_deref().and_then(rfc3339_ms) {
             calls.clock(at_ms);
         }
-        match message.get("type").and_then(Value::as_str) {
+        match text_of(message.kind).as_deref() {
             Some("user") => {
                 if self.open {
                     self.finish(calls);
@@ -340,17 +384,17 @@ impl GeminiCliChatAdapter {
                 }
                 self.open = true;
                 self.last = Last::Prompt;
-                let (prompt, _) = content_text(message.get("content"));
+                let (prompt, _) = content_text(message.content);
                 let mut meta = one("gemini_cli_chat_prompt", Value::from(prompt));
-                if let Some(id) = message.get("id") {
-                    meta.insert("gemini_cli_chat_prompt_id".into(), id.clone());
+                if let Some(id) = message.id {
+                    meta.insert("gemini_cli_chat_prompt_id".into(), raw_value(id));
                 }
                 calls.call(None, Call::RunMeta { meta: &meta });
             }
             Some("gemini") => self.model_message(message, calls),
             Some(kind @ ("info" | "warning" | "error")) => {
                 self.open = true;
-                let (text, _) = content_text(message.get("content"));
+                let (text, _) = content_text(message.content);
                 if kind == "error" {
                     self.last = Last::Error;
                     report(calls, None, AnomalyKind::ProtocolError, &format!("gemini-cli-chat: error: {text}"));
@@ -359,23 +403,20 @@ impl GeminiCliChatAdapter {
                     calls.call(None, Call::RoundMeta { meta: &one("gemini_cli_chat_notices", notice) });
                 }
             }
-            _ => {
-                self.open = true;
-                report(calls, None, AnomalyKind::UnknownEvent, &format!("gemini-cli-chat: unknown message: {message}"));
-            }
+            _ => self.unknown_message(json, calls),
         }
     }
 
     /// A `gemini` message: one model response.
-    fn model_message(&mut self, message: &Value, calls: &mut dyn CallSink) {
+    fn model_message(&mut self, message: &Message<'_>, calls: &mut dyn CallSink) {
         self.open = true;
-        let thought = thoughts_text(message.get("thoughts"));
+        let thought = thoughts_text(message.thoughts);
         let has_thought = !thought.is_empty();
         if has_thought {
             let text = if self.open_thought { format!("\n\n{thought}") } else { thought };
             calls.call(None, Call::Thought { text: &text });
         }
-        let (text, unread) = content_text(message.get("content"));
+        let (text, unread) = content_text(message.content);
         for part in unread {
             let detail = format!("gemini-cli-chat: a part of a model message that is not text: {part}");
             report(calls, None, AnomalyKind::UnknownContent, &detail);
@@ -386,17 +427,20 @@ impl GeminiCliChatAdapter {
             calls.call(None, Call::Message { text: &text });
         }
         let mut about = Map::new();
-        for (key, name) in [("id", "id"), ("model", "model"), ("tokens", "tokens")] {
-            if let Some(value) = message.get(key).filter(|v| !v.is_null()) {
-                about.insert(name.into(), value.clone());
+        for (raw, name) in [(message.id, "id"), (message.model, "model"), (message.tokens, "tokens")] {
+            if let Some(raw) = raw.filter(|raw| raw.get() != "null") {
+                about.insert(name.into(), raw_value(raw));
             }
         }
         if !about.is_empty() {
             let meta = one("gemini_cli_chat_messages", Value::Array(vec![Value::Object(about)]));
             calls.call(None, Call::RoundMeta { meta: &meta });
         }
-        self.tokens(message.get("tokens"), calls);
-        let tool_calls = message.get("toolCalls").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        self.tokens(message.tokens.map(raw_value).as_ref(), calls);
+        let tool_calls = match message.tool_calls.map(raw_value) {
+            Some(Value::Array(tool_calls)) => tool_calls,
+            _ => Vec::new(),
+        };
         // Every call is declared before any result: the first result would
         // otherwise close the round before the other calls are in it.
         let ids: Vec<String> = tool_calls.iter().map(|tool_call| self.declare(tool_call, calls)).collect();
@@ -472,6 +516,107 @@ impl GeminiCliChatAdapter {
     }
 }
 
+/// A message record held until its prompt is over: its id, whether it is
+/// a user's prompt, and its JSON as it came (a checkpoint holds it as a
+/// value, as it was read).
+#[derive(Debug)]
+struct Held {
+    id: Option<String>,
+    user: bool,
+    json: Box<str>,
+}
+
+impl Held {
+    fn from_value(message: Value) -> Held {
+        let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+        let user = message.get("type").and_then(Value::as_str) == Some("user");
+        Held { id, user, json: message.to_string().into() }
+    }
+}
+
+impl Serialize for Held {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        json_value(&self.json).serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Held {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Held, D::Error> {
+        Value::deserialize(deserializer).map(Held::from_value)
+    }
+}
+
+/// What tells a record's kind, read without building it: a message record
+/// has a string `type` and none of the other kinds' keys.
+#[derive(Debug, Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "type")]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    messages: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "$set")]
+    set: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "$rewindTo")]
+    rewind: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "sessionId")]
+    session_id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "projectHash")]
+    project_hash: Option<&'a RawValue>,
+}
+
+impl Head<'_> {
+    /// A message record's id (`Some(None)`: a message without one), or
+    /// `None` for a record of another kind.
+    fn message_id(&self) -> Option<Option<String>> {
+        let other = self.messages.is_some()
+            || self.set.is_some()
+            || self.rewind.is_some()
+            || (self.session_id.is_some() && self.project_hash.is_some());
+        let message = !other && self.kind.is_some_and(|kind| kind.get().starts_with('"'));
+        message.then(|| text_of(self.id).map(Cow::into_owned))
+    }
+}
+
+/// A message's fields, borrowed raw: read where they are used.
+#[derive(Debug, Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "type")]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    thoughts: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    model: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    tokens: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "toolCalls")]
+    tool_calls: Option<&'a RawValue>,
+}
+
+/// A field that is there, `null` included (`Option`'s own reading takes
+/// `null` for absent).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// Whether JSON text is an object (a view would also read an array, by
+/// position).
+fn is_object(json: &str) -> bool {
+    json.trim_start().starts_with('{')
+}
+
+/// A raw value's text when it is a JSON string.
+fn text_of(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    raw.filter(|raw| raw.get().starts_with('"')).map(raw_text)
+}
+
 /// A tool call's result, when it has one; how it leaves the run.
 fn result(tool_call: &Value, id: &str, calls: &mut dyn CallSink) -> Last {
     let status = tool_call.get("status").and_then(Value::as_str);
@@ -498,51 +643,72 @@ fn result(tool_call: &Value, id: &str, calls: &mut dyn CallSink) -> Last {
 
 /// A message's `content` as text: a string as it is, a Part list's `text`
 /// parts joined; the parts that are not text, for the caller to report.
-fn content_text(content: Option<&Value>) -> (String, Vec<&Value>) {
-    match content {
-        None | Some(Value::Null) => (String::new(), Vec::new()),
-        Some(Value::String(text)) => (text.clone(), Vec::new()),
-        Some(Value::Array(parts)) => {
+fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
+    let Some(content) = content else { return (String::new(), Vec::new()) };
+    if content.get().starts_with('"') {
+        return (raw_text(content).into_owned(), Vec::new());
+    }
+    match raw_value(content) {
+        Value::Null => (String::new(), Vec::new()),
+        Value::Array(parts) => {
             let mut text = String::new();
             let mut unread = Vec::new();
             for part in parts {
                 match part.get("text").and_then(Value::as_str) {
                     Some(piece) => text.push_str(piece),
-                    None if part.is_string() => text.push_str(&json_text(part)),
+                    None if part.is_string() => text.push_str(&json_text(&part)),
                     None => unread.push(part),
                 }
             }
             (text, unread)
         }
-        Some(Value::Object(_)) => {
-            let part = content;
-            match content.and_then(|c| c.get("text")).and_then(Value::as_str) {
-                Some(text) => (text.to_owned(), Vec::new()),
-                None => (String::new(), part.into_iter().collect()),
-            }
-        }
-        Some(other) => (other.to_string(), Vec::new()),
+        part @ Value::Object(_) => match part.get("text").and_then(Value::as_str) {
+            Some(text) => (text.to_owned(), Vec::new()),
+            None => (String::new(), vec![part]),
+        },
+        other => (other.to_string(), Vec::new()),
     }
 }
 
 /// The `thoughts` summaries as reasoning: each one's subject, then its
 /// description, the summaries as paragraphs.
-fn thoughts_text(thoughts: Option<&Value>) -> String {
-    let Some(thoughts) = thoughts.and_then(Value::as_array) else { return String::new() };
-    let texts: Vec<String> = thoughts
-        .iter()
-        .filter_map(|thought| {
-            let field = |key: &str| thought.get(key).and_then(Value::as_str).unwrap_or("");
-            let text = match (field("subject"), field("description")) {
-                ("", "") => thought.as_str().unwrap_or("").to_owned(),
-                (subject, "") => subject.to_owned(),
-                ("", description) => description.to_owned(),
-                (subject, description) => format!("{subject}\n{description}"),
-            };
-            (!text.is_empty()).then_some(text)
-        })
-        .collect();
+fn thoughts_text(thoughts: Option<&RawValue>) -> String {
+    let Some(thoughts) = thoughts.and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok()) else {
+        return String::new();
+    };
+    let texts: Vec<String> = thoughts.into_iter().map(thought_text).filter(|text| !text.is_empty()).collect();
     texts.join("\n\n")
+}
+
+/// One summary's text: `subject`, then `description`; a string is its own.
+fn thought_text(thought: &RawValue) -> String {
+    #[derive(Deserialize)]
+    struct Summary<'a> {
+        #[serde(borrow, default, deserialize_with = "present")]
+        subject: Option<&'a RawValue>,
+        #[serde(borrow, default, deserialize_with = "present")]
+        description: Option<&'a RawValue>,
+    }
+    if thought.get().starts_with('"') {
+        return raw_text(thought).into_owned();
+    }
+    let (subject, description) = match serde_json::from_str::<Summary<'_>>(thought.get()) {
+        Ok(summary) if is_object(thought.get()) => (
+            text_of(summary.subject).map(Cow::into_owned).unwrap_or_default(),
+            text_of(summary.description).map(Cow::into_owned).unwrap_or_default(),
+        ),
+        // Not an object, or a key written twice (the last one counts).
+        _ => {
+            let thought = raw_value(thought);
+            let field = |key: &str| thought.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+            (field("subject"), field("description"))
+        }
+    };
+    match (subject.is_empty(), description.is_empty()) {
+        (true, _) => description,
+        (false, true) => subject,
+        (false, false) => format!("{subject}\n{description}"),
+    }
 }
 
 /// A tool call's result as text: each `functionResponse`'s `output` (or

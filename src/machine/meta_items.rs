@@ -6,7 +6,7 @@
 //! an index of each array's items by fingerprint makes it a lookup, and an
 //! item is still compared whole before it counts as held.
 
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use serde_json::Value;
 use smallvec::SmallVec;
@@ -16,6 +16,10 @@ use crate::model::Meta;
 
 /// Where an array's items are, by fingerprint.
 type Positions = HashMap<u64, SmallVec<[usize; 1]>>;
+
+/// The fingerprints' hasher: fixed, as they never leave the process and
+/// only group items to compare (a fast hash, where the std one is SipHash).
+const FINGERPRINT: foldhash::fast::FixedState = foldhash::fast::FixedState::with_seed(0x726f_756e_6475_7021);
 
 /// The items of the arrays of one metadata map, by fingerprint; derived
 /// from the map (never saved: a restored round indexes again on its next
@@ -33,7 +37,10 @@ pub(crate) fn accumulate(meta: &mut Meta, items: &mut MetaItems, patch: &Meta) {
     for (key, value) in patch {
         match (meta.get_mut(key), value) {
             (Some(Value::Array(held)), Value::Array(new)) => {
-                let (indexed, at) = items.by_key.entry(key.clone()).or_default();
+                if !items.by_key.contains_key(key) {
+                    items.by_key.insert(key.clone(), (0, Positions::default()));
+                }
+                let Some((indexed, at)) = items.by_key.get_mut(key) else { continue };
                 if *indexed > held.len() {
                     *indexed = 0;
                     at.clear();
@@ -63,7 +70,7 @@ pub(crate) fn accumulate(meta: &mut Meta, items: &mut MetaItems, patch: &Meta) {
 /// A hash of a value that equal values share, as `Value`'s equality
 /// judges them: an object's keys in any order, a number by its kind.
 fn fingerprint(value: &Value) -> u64 {
-    let mut hasher = std::hash::DefaultHasher::new();
+    let mut hasher = FINGERPRINT.build_hasher();
     feed(value, &mut hasher);
     hasher.finish()
 }
@@ -92,7 +99,7 @@ fn feed(value: &Value, hasher: &mut impl Hasher) {
         Value::Object(map) => {
             // Entries in any order: their hashes added up.
             let sum = map.iter().fold(0u64, |sum, (key, value)| {
-                let mut entry = std::hash::DefaultHasher::new();
+                let mut entry = FINGERPRINT.build_hasher();
                 key.hash(&mut entry);
                 feed(value, &mut entry);
                 sum.wrapping_add(entry.finish())
