@@ -29,7 +29,12 @@ fn records(name: &str) -> Vec<Value> {
     clean_replay(&input(name), FORMAT, "records")
 }
 
+/// The records of hand-written lines, each line's `uuid`s made its own (the
+/// line's position before them), as Claude Code's are: a `uuid` seen again
+/// in a session is a line applied once.
 fn lines(lines: &[&str]) -> Vec<Value> {
+    let lines: Vec<String> =
+        lines.iter().enumerate().map(|(at, line)| line.replace(r#""uuid":""#, &format!(r#""uuid":"{at}-"#))).collect();
     clean_replay(lines.join("\n").as_bytes(), FORMAT, "records")
 }
 
@@ -455,7 +460,8 @@ fn unknown_line_kinds_are_kept() {
     assert_eq!(anomalies.len(), 1);
     assert_eq!(anomalies[0]["kind"], "unknown_event");
     assert_eq!(anomalies[0]["session"], "s");
-    assert!(anomalies[0]["detail"].as_str().unwrap().ends_with(odd));
+    // The line as read: `lines` made its uuid the second line's own.
+    assert!(anomalies[0]["detail"].as_str().unwrap().ends_with(&odd.replace(r#""uuid":"x""#, r#""uuid":"1-x""#)));
     assert_eq!(rounds(&out).len(), 1);
 }
 
@@ -537,7 +543,7 @@ fn lines_that_do_not_read_are_bad_lines_not_panics() {
         "not json",
         r#"{"type":"user","sessionId":"s","isMeta":"yes","message":{"content":"x"}}"#,
         r#"{"type":"assistant","sessionId":"s","uuid":"a","message":{"id":"m","content":"bare"}}"#,
-        r#"{"type":"assistant","sessionId":"s","uuid":"a","message":{"id":"m2","content":[{"type":"text"},7]}}"#,
+        r#"{"type":"assistant","sessionId":"s","uuid":"a2","message":{"id":"m2","content":[{"type":"text"},7]}}"#,
         r#"{"type":"user","sessionId":"s","uuid":"u"}"#,
     ]
     .join("\n");
