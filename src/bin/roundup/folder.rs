@@ -110,13 +110,16 @@ fn stem(path: &Path) -> Option<&str> {
     RECORDINGS.iter().find_map(|ending| name.strip_suffix(ending)).filter(|stem| !stem.is_empty())
 }
 
+/// Opens a file of a [`Chain`] (decompressed, its errors naming it).
+pub type Open<'a> = Box<dyn FnMut(&Path) -> io::Result<Box<dyn BufRead + 'a>> + 'a>;
+
 /// A recording read with its companions after it, as one stream of bytes:
 /// a newline between two files when the first does not end with one, so
 /// that its last line and the next file's first stay two lines.
 pub struct Chain<'a> {
     current: Box<dyn BufRead + 'a>,
     rest: std::vec::IntoIter<PathBuf>,
-    open: Box<dyn FnMut(&Path) -> io::Result<Box<dyn BufRead + 'a>> + 'a>,
+    open: Open<'a>,
     /// The last byte given.
     last: Option<u8>,
     /// A newline is owed before the next file's first byte.

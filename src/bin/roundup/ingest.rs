@@ -32,6 +32,10 @@ enum Message {
     },
 }
 
+/// A source to read: its path (its name in the database), and the
+/// companions read after it as part of it.
+type Source = (String, Vec<String>);
+
 /// What the ingest did, for the closing line and the exit status.
 #[derive(Debug, Default)]
 struct Tally {
@@ -79,7 +83,7 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
         .max(1);
     let path_of: std::collections::HashMap<i64, String> =
         known.iter().zip(&paths).map(|(state, path)| (state.id, path.clone())).collect();
-    let queue: Arc<Mutex<VecDeque<((String, Vec<String>), SourceState)>>> =
+    let queue: Arc<Mutex<VecDeque<(Source, SourceState)>>> =
         Arc::new(Mutex::new(inputs.into_iter().zip(known).collect()));
     let read_bytes = Arc::new(AtomicU64::new(0));
     let (send, receive) = mpsc::sync_channel::<Message>(QUEUED_BATCHES * jobs);
@@ -190,7 +194,7 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
 /// source, named by its path): folders expanded to the recordings under
 /// them, every path made absolute (the database names sources by it), each
 /// source once.
-fn inputs(given: &[String]) -> Result<Vec<(String, Vec<String>)>, String> {
+fn inputs(given: &[String]) -> Result<Vec<Source>, String> {
     let mut sources = Vec::new();
     for path in given {
         if path == "-" {

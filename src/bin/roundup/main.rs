@@ -200,7 +200,7 @@ fn replay_one(
         for companion in companions {
             let size = std::fs::metadata(companion).ok().map(|m| m.len());
             let compressed = companion.extension().is_some_and(|e| e == "gz" || e == "zst");
-            total_bytes = total_bytes.zip(size.filter(|_| !compressed)).map(|(a, b)| a + b);
+            total_bytes = total_bytes.zip(size.filter(|_| !compressed)).map(|(a, b)| a.saturating_add(b));
         }
         let signals = signals.clone();
         let open = move |path: &std::path::Path| open_file(&path.to_string_lossy(), &signals).map(|(input, ..)| input);
