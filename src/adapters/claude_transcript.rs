@@ -22,6 +22,13 @@
 //! is a session of its own, `<session>/agent-<agentId>`, linked both ways
 //! to its parent call.
 //!
+//! A subagent's lines are written twice: copied into the parent's
+//! `agent_progress` lines, and in the subagent's own file
+//! (`<session>/subagents/agent-<agentId>.jsonl`, read after the parent's as
+//! one input). A line is applied once per session, by its `uuid`: a repeat
+//! is only counted (`claude_events` `duplicate_line`), so that a subagent's
+//! rounds and tokens are never counted twice.
+//!
 //! Usage is counted once per API message (`message.id` + `requestId`):
 //! every line repeats it and `output_tokens` is a running count whose early
 //! lines hold a placeholder, so the line with the largest output is kept.
@@ -60,6 +67,7 @@ use super::support::{one, report, rfc3339_ms, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
+use crate::hash::HashSet;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 
 /// The registry row of Claude Code transcripts.
@@ -117,6 +125,10 @@ pub struct ClaudeTranscriptAdapter {
     /// Kinds of lines that named no session, seen before any line did:
     /// counted in the first session.
     orphans: Vec<String>,
+    /// The time of the latest line that had one: the clock again after a
+    /// run is finished at an earlier time at the end of input.
+    #[serde(default)]
+    now_ms: Option<u64>,
 }
 
 /// One session: the main conversation, or a subagent's.
@@ -151,6 +163,17 @@ struct Session {
     /// Subagents of this session: the tool call that started each, and the
     /// subagent's session.
     children: Vec<(String, String)>,
+    /// The `uuid`s of the lines applied: a line seen again (a subagent's
+    /// line in its own file after its copy in the parent's progress) is
+    /// counted, not applied twice.
+    #[serde(default, serialize_with = "crate::pairs::sorted_set")]
+    seen: HashSet<String>,
+    /// How the parent's Task result said this subagent ended, and when:
+    /// its run finishes so at the end of input (or when a prompt begins its
+    /// next run), not at once, so that lines of its own file read after
+    /// the parent's join the same run.
+    #[serde(default)]
+    parent_end: Option<(FinishReason, Option<u64>)>,
 }
 
 /// An API message whose lines are being gathered.
@@ -204,6 +227,8 @@ struct Line<'a> {
     subtype: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "sessionId", deserialize_with = "opt_cow")]
     session_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    uuid: Option<Cow<'a, str>>,
     #[serde(default, rename = "isSidechain")]
     is_sidechain: Option<bool>,
     #[serde(borrow, default, rename = "agentId", deserialize_with = "opt_cow")]
@@ -256,6 +281,14 @@ struct Progress<'a> {
     message: Option<&'a RawValue>,
 }
 
+/// The subagent a Task result (`toolUseResult`) names; any other result
+/// (a string, a list, an object without it) names none.
+#[derive(Debug, Deserialize)]
+struct Subagent<'a> {
+    #[serde(borrow, default, rename = "agentId", deserialize_with = "opt_cow")]
+    agent_id: Option<Cow<'a, str>>,
+}
+
 /// The summary of a subagent a Task result carries.
 const SUBAGENT_FIELDS: [&str; 6] =
     ["agentId", "status", "totalTokens", "totalToolUseCount", "totalDurationMs", "usage"];
@@ -276,8 +309,15 @@ impl Adapter for ClaudeTranscriptAdapter {
             let session = &mut self.sessions[at];
             session.flush(calls);
             session.attach_side(calls);
-            match session.ending.take() {
-                Some((reason, at_ms)) if session.has_turn => session.finish(reason, at_ms, calls),
+            match session.ending.take().or_else(|| session.parent_end.take()) {
+                Some((reason, at_ms)) if session.has_turn => {
+                    session.finish(reason, at_ms, calls);
+                    // The runs finished after this one end at the time of
+                    // input's end, not at this one's.
+                    if let (Some(_), Some(now)) = (at_ms, self.now_ms) {
+                        calls.clock(now);
+                    }
+                }
                 // A run whose last response ended its turn is complete; one
                 // that waits for tools is left to the end of input
                 // (`interrupted`).
@@ -301,27 +341,44 @@ impl ClaudeTranscriptAdapter {
     /// One line, of the main conversation or (`child`: the parent session
     /// and the call that started it) embedded in a subagent's progress.
     fn line(&mut self, line: &Line<'_>, text: &str, child: Option<(usize, &str)>, calls: &mut dyn CallSink) {
+        if let Some(uuid) = &line.uuid {
+            let name = match child {
+                Some((parent, tool)) => Some(self.child_name(parent, tool, line)),
+                None => line.session_id.as_ref().map(|id| session_name(id, line)),
+            };
+            let known = match name {
+                Some(name) => self.sessions.iter().position(|s| s.name == name),
+                None => self.current,
+            };
+            if let Some(at) = known.filter(|&at| self.sessions[at].seen.contains(uuid.as_ref())) {
+                self.sessions[at].count("duplicate_line", calls);
+                return;
+            }
+        }
         if let Some(at_ms) = line.timestamp.as_deref().and_then(rfc3339_ms) {
             calls.clock(at_ms);
+            self.now_ms = Some(at_ms);
         }
         let at = match child {
             Some((parent, tool)) => Some(self.child(parent, tool, line, calls)),
             None => match &line.session_id {
                 Some(id) => {
-                    let name = match (line.is_sidechain, &line.agent_id) {
-                        (Some(true), Some(agent)) => format!("{id}/agent-{agent}"),
-                        (Some(true), None) => format!("{id}/sidechain"),
-                        _ => id.clone().into_owned(),
-                    };
+                    let name = session_name(id, line);
+                    let known = self.sessions.iter().any(|s| s.name == name);
                     let at = self.session(&name, calls);
                     if line.is_sidechain != Some(true) {
                         self.current = Some(at);
+                    } else if !known {
+                        self.sidechain_parent(at, id, calls);
                     }
                     Some(at)
                 }
                 None => self.current,
             },
         };
+        if let (Some(at), Some(uuid)) = (at, &line.uuid) {
+            self.sessions[at].seen.insert(uuid.clone().into_owned());
+        }
         let kind = line.kind.as_deref();
         let Some(at) = at else {
             // A line that names no session before any did.
@@ -386,21 +443,49 @@ impl ClaudeTranscriptAdapter {
     /// The subagent session a progress line of `parent` speaks for, linked
     /// to the call that started it when first seen.
     fn child(&mut self, parent: usize, tool: &str, line: &Line<'_>, calls: &mut dyn CallSink) -> usize {
-        let agent = line.agent_id.as_deref().unwrap_or(tool);
-        let name = format!("{}/agent-{agent}", self.sessions[parent].name);
-        let known = self.sessions.iter().any(|s| s.name == name);
+        let name = self.child_name(parent, tool, line);
         let at = self.session(&name, calls);
-        if !known {
-            let parent_name = self.sessions[parent].name.clone();
-            let link = Value::Object(Map::from_iter([
-                ("session".to_owned(), Value::from(parent_name)),
-                ("tool_call".to_owned(), Value::from(tool)),
-            ]));
-            self.sessions[at].run_meta(one("claude_parent", link), calls);
-            self.sessions[parent].children.push((tool.to_owned(), name.clone()));
-            self.sessions[parent].tool_meta(tool, one("claude_subagent_session", Value::from(name)), calls);
-        }
+        self.link(parent, tool, &name, calls);
         at
+    }
+
+    /// The name of the subagent session a progress line of `parent` speaks
+    /// for.
+    fn child_name(&self, parent: usize, tool: &str, line: &Line<'_>) -> String {
+        let agent = line.agent_id.as_deref().unwrap_or(tool);
+        format!("{}/agent-{agent}", self.sessions[parent].name)
+    }
+
+    /// Links the subagent session `child` and the call `tool` of `parent`
+    /// that started it, both ways, once: the call's `claude_subagent_session`
+    /// now, the subagent's `claude_parent` when its session exists (else
+    /// when its first line comes).
+    fn link(&mut self, parent: usize, tool: &str, child: &str, calls: &mut dyn CallSink) {
+        if self.sessions[parent].children.iter().any(|(_, known)| known == child) {
+            return;
+        }
+        self.sessions[parent].children.push((tool.to_owned(), child.to_owned()));
+        self.sessions[parent].tool_meta(tool, one("claude_subagent_session", Value::from(child)), calls);
+        if let Some(at) = self.sessions.iter().position(|s| s.name == child) {
+            let link = parent_link(&self.sessions[parent].name, Some(tool));
+            self.sessions[at].run_meta(one("claude_parent", link), calls);
+        }
+    }
+
+    /// A subagent session first met in its own lines (its own file, or
+    /// sidechain lines of the parent's): its parent is the call linked to
+    /// it already, else only the session it names (`sessionId`), the call
+    /// that started it being unknown.
+    fn sidechain_parent(&mut self, at: usize, session_id: &str, calls: &mut dyn CallSink) {
+        let name = &self.sessions[at].name;
+        let link = match self.sessions.iter().find_map(|parent| {
+            let (tool, _) = parent.children.iter().find(|(_, child)| child == name)?;
+            Some(parent_link(&parent.name, Some(tool)))
+        }) {
+            Some(link) => link,
+            None => parent_link(session_id, None),
+        };
+        self.sessions[at].run_meta(one("claude_parent", link), calls);
     }
 
     fn assistant(&mut self, at: usize, line: &Line<'_>, calls: &mut dyn CallSink) {
@@ -491,7 +576,8 @@ impl ClaudeTranscriptAdapter {
                     match serde_json::from_str::<Block<'_>>(raw.get()) {
                         Ok(block) if block.kind == "tool_result" => {
                             results = true;
-                            self.tool_result(at, &block, line.tool_use_result, calls);
+                            let at_ms = line.timestamp.as_deref().and_then(rfc3339_ms);
+                            self.tool_result(at, &block, line.tool_use_result, at_ms, calls);
                         }
                         block => {
                             if let (Ok(block), true) = (&block, texts.is_empty()) {
@@ -539,10 +625,25 @@ impl ClaudeTranscriptAdapter {
 
     /// A tool result: held for its message's round while that message is
     /// being gathered, else sent to pair with its call.
-    fn tool_result(&mut self, at: usize, block: &Block<'_>, structured: Option<&RawValue>, calls: &mut dyn CallSink) {
+    fn tool_result(
+        &mut self,
+        at: usize,
+        block: &Block<'_>,
+        structured: Option<&RawValue>,
+        at_ms: Option<u64>,
+        calls: &mut dyn CallSink,
+    ) {
         let id = block.tool_use_id.as_deref().unwrap_or("");
         let content = result_text(block.content);
         let failed = block.is_error == Some(true);
+        // A Task result names its subagent (`agentId`): the call is linked
+        // to the subagent's session even when no progress line spoke for it.
+        if let Some(agent) = structured.and_then(|raw| serde_json::from_str::<Subagent<'_>>(raw.get()).ok()) {
+            if let Some(agent) = agent.agent_id {
+                let child = format!("{}/agent-{agent}", self.sessions[at].name);
+                self.link(at, id, &child, calls);
+            }
+        }
         // A Task result summarises its subagent, whose session ends here.
         let mut meta = None;
         if let Some((_, child)) = self.sessions[at].children.iter().find(|(tool, _)| tool == id) {
@@ -559,7 +660,7 @@ impl ClaudeTranscriptAdapter {
                 subagent.flush(calls);
                 subagent.attach_side(calls);
                 let reason = if failed { FinishReason::Failed } else { FinishReason::Completed };
-                subagent.finish(reason, None, calls);
+                subagent.parent_end = Some((reason, at_ms));
             }
         }
         let session = &mut self.sessions[at];
@@ -638,7 +739,7 @@ impl Session {
     /// is open; a run without a turn (only counted lines) goes on.
     fn new_run(&mut self, calls: &mut dyn CallSink) {
         if self.has_turn {
-            let (reason, at_ms) = match self.ending.take() {
+            let (reason, at_ms) = match self.ending.take().or_else(|| self.parent_end.take()) {
                 Some(ending) => ending,
                 None if self.wants_tools => (FinishReason::Interrupted, None),
                 None => (FinishReason::Completed, None),
@@ -659,6 +760,7 @@ impl Session {
         self.finished = true;
         self.has_turn = false;
         self.ending = None;
+        self.parent_end = None;
         self.wants_tools = false;
     }
 
@@ -775,6 +877,26 @@ impl Session {
             self.send_result(held, calls);
         }
     }
+}
+
+/// The session a line of session `id` belongs to: the session, or a
+/// subagent's (`isSidechain` lines).
+fn session_name(id: &str, line: &Line<'_>) -> String {
+    match (line.is_sidechain, &line.agent_id) {
+        (Some(true), Some(agent)) => format!("{id}/agent-{agent}"),
+        (Some(true), None) => format!("{id}/sidechain"),
+        _ => id.to_owned(),
+    }
+}
+
+/// A subagent's `claude_parent`: the parent session, and the call that
+/// started the subagent when it is known.
+fn parent_link(session: &str, tool: Option<&str>) -> Value {
+    let mut link = Map::from_iter([("session".to_owned(), Value::from(session))]);
+    if let Some(tool) = tool {
+        link.insert("tool_call".to_owned(), Value::from(tool));
+    }
+    Value::Object(link)
 }
 
 /// The output tokens a usage reports (0 when it says none).

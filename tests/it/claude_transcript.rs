@@ -29,7 +29,12 @@ fn records(name: &str) -> Vec<Value> {
     clean_replay(&input(name), FORMAT, "records")
 }
 
+/// The records of hand-written lines, each line's `uuid`s made its own (the
+/// line's position before them), as Claude Code's are: a `uuid` seen again
+/// in a session is a line applied once.
 fn lines(lines: &[&str]) -> Vec<Value> {
+    let lines: Vec<String> =
+        lines.iter().enumerate().map(|(at, line)| line.replace(r#""uuid":""#, &format!(r#""uuid":"{at}-"#))).collect();
     clean_replay(lines.join("\n").as_bytes(), FORMAT, "records")
 }
 
@@ -150,7 +155,7 @@ fn every_fixture_is_detected_keeps_the_invariants_and_its_file() {
         assert!(of_type(&named, "anomaly").is_empty(), "{name}: {:?}", of_type(&named, "anomaly"));
         check_against_file(&name, &named);
     }
-    assert_eq!(files, 8);
+    assert_eq!(files, 10);
 }
 
 #[test]
@@ -455,7 +460,8 @@ fn unknown_line_kinds_are_kept() {
     assert_eq!(anomalies.len(), 1);
     assert_eq!(anomalies[0]["kind"], "unknown_event");
     assert_eq!(anomalies[0]["session"], "s");
-    assert!(anomalies[0]["detail"].as_str().unwrap().ends_with(odd));
+    // The line as read: `lines` made its uuid the second line's own.
+    assert!(anomalies[0]["detail"].as_str().unwrap().ends_with(&odd.replace(r#""uuid":"x""#, r#""uuid":"1-x""#)));
     assert_eq!(rounds(&out).len(), 1);
 }
 
@@ -537,7 +543,7 @@ fn lines_that_do_not_read_are_bad_lines_not_panics() {
         "not json",
         r#"{"type":"user","sessionId":"s","isMeta":"yes","message":{"content":"x"}}"#,
         r#"{"type":"assistant","sessionId":"s","uuid":"a","message":{"id":"m","content":"bare"}}"#,
-        r#"{"type":"assistant","sessionId":"s","uuid":"a","message":{"id":"m2","content":[{"type":"text"},7]}}"#,
+        r#"{"type":"assistant","sessionId":"s","uuid":"a2","message":{"id":"m2","content":[{"type":"text"},7]}}"#,
         r#"{"type":"user","sessionId":"s","uuid":"u"}"#,
     ]
     .join("\n");
@@ -546,4 +552,186 @@ fn lines_that_do_not_read_are_bad_lines_not_panics() {
     let kinds: Vec<&Value> = of_type(&out, "anomaly").iter().map(|a| &a["kind"]).collect();
     assert_eq!(kinds.iter().filter(|k| **k == "unknown_content").count(), 3, "{out:?}");
     assert_eq!(kinds.iter().filter(|k| **k == "unknown_event").count(), 1, "{out:?}");
+}
+
+// Subagents' own files, read with their parent's.
+
+const PARENT: &str = "spotter-task-agent_progress-2.1.38.jsonl";
+/// Built from the parent's `agent_progress` copies (see SOURCES.md).
+const AGENT_FILE: &str = "spotter-agent-afb92ff-2.1.38-constructed.jsonl";
+const SESSION: &str = "491e126e-1e71-469c-ade2-fcc8af567c74";
+const TASK: &str = "toolu_01Cz2Pnv7qNcnK1ZiocxWhQX";
+
+/// The subagent's session.
+fn child() -> String {
+    format!("{SESSION}/agent-afb92ff")
+}
+
+/// A projects folder as Claude Code 2.1 writes it, in a folder of its own:
+/// `proj/<session>.jsonl` and the subagent's own file
+/// `proj/<session>/subagents/agent-afb92ff.jsonl`, with `more` lines after
+/// its own. Returns the folder `proj`.
+pub(crate) fn projects_folder(name: &str, more: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("roundup-claude-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let project = dir.join("proj");
+    let subagents = project.join(SESSION).join("subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    std::fs::write(project.join(format!("{SESSION}.jsonl")), input(PARENT)).unwrap();
+    let mut agent = input(AGENT_FILE);
+    for line in more {
+        agent.extend_from_slice(line.as_bytes());
+        agent.push(b'\n');
+    }
+    std::fs::write(subagents.join("agent-afb92ff.jsonl"), agent).unwrap();
+    project
+}
+
+/// The subagent's final answer as its own file has it and the parent's
+/// progress lines do not: a message of its own, after the last copy.
+pub(crate) const ANSWER: &str = r#"{"parentUuid":"67c42ffc-274f-4374-8ebb-eb15f013c4ec","isSidechain":true,"userType":"external","cwd":"/home/marco/projects/spotter","sessionId":"491e126e-1e71-469c-ade2-fcc8af567c74","version":"2.1.38","gitBranch":"master","agentId":"afb92ff","slug":"humble-seeking-umbrella","message":{"model":"claude-opus-4-6","id":"msg_answer","type":"message","role":"assistant","content":[{"type":"text","text":"Here is the draft."}],"stop_reason":"end_turn","usage":{"input_tokens":3,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":50}},"requestId":"req_answer","type":"assistant","uuid":"a0000000-0000-4000-8000-000000000001","timestamp":"2026-02-10T21:58:40.000Z"}"#;
+
+fn replay_folder(folder: &Path) -> Vec<Value> {
+    let out = crate::cli::roundup(&["replay", "--emit", "records", folder.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+fn rounds_of<'a>(out: &'a [Value], session: &str) -> Vec<&'a Value> {
+    rounds(out).into_iter().filter(|r| r["session"] == session).collect()
+}
+
+/// Token totals of the subagent's five API messages, worked out by hand
+/// from the copies: per message the line with the largest output, then
+/// summed. Inputs 2 6 6 6 4, outputs 3 1 1 1 1, cache reads 15584 17982
+/// 18344 20728 22705, cache writes 2398 362 2384 1977 7164.
+fn subagent_usage() -> Value {
+    json!({"input_tokens": 24, "output_tokens": 7, "cache_read_input_tokens": 95343,
+        "cache_creation_input_tokens": 14285, "api_messages": 5})
+}
+
+#[test]
+fn a_subagents_own_file_read_with_its_parent_is_one_session_counted_once() {
+    let alone = records(PARENT);
+    let folder = projects_folder("once", &[]);
+    let together = replay_folder(&folder);
+    let child = child();
+    // The parent's copies came first: every line of the subagent's file is
+    // one seen, counted and not applied.
+    let sub = summaries(&together, &child);
+    assert_eq!(sub.len(), 1);
+    assert_eq!(sub[0]["claude_usage"], subagent_usage());
+    assert_eq!(summaries(&alone, &child)[0]["claude_usage"], subagent_usage());
+    assert_eq!(sub[0]["claude_events"], json!({"duplicate_line": 19}));
+    assert_eq!(sub[0]["claude_parent"], json!({"session": SESSION, "tool_call": TASK}));
+    assert_eq!(rounds_of(&together, &child), rounds_of(&alone, &child));
+    assert_eq!(rounds_of(&together, &child).len(), 5);
+    let task =
+        rounds(&together).into_iter().flat_map(|r| r["tool_calls"].as_array().unwrap()).find(|c| c["id"] == TASK);
+    assert_eq!(task.unwrap()["meta"]["claude_subagent_session"], child.as_str());
+    // Everything else is the parent's file alone, record for record.
+    let without_counts = |out: &[Value]| -> Vec<Value> {
+        let mut out = out.to_vec();
+        for record in &mut out {
+            if record["type"] == "summary" && record["session"] == child.as_str() {
+                record.as_object_mut().unwrap().remove("claude_events");
+            }
+        }
+        out
+    };
+    assert_eq!(without_counts(&together), without_counts(&alone));
+    let _ = std::fs::remove_dir_all(folder.parent().unwrap());
+}
+
+#[test]
+fn the_files_named_apart_are_two_inputs_and_count_the_subagent_twice() {
+    let (parent, agent) = (folder().join(PARENT), folder().join(AGENT_FILE));
+    let out = crate::cli::roundup(&["replay", "--emit", "records", parent.to_str().unwrap(), agent.to_str().unwrap()]);
+    let out: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let sub = summaries(&out, &child());
+    assert_eq!(sub.len(), 2);
+    assert!(sub.iter().all(|s| s["claude_usage"] == subagent_usage()));
+    // Alone, the subagent's file knows its parent session, not the call.
+    assert_eq!(sub[1]["claude_parent"], json!({"session": SESSION}));
+}
+
+#[test]
+fn a_line_of_the_subagents_file_not_among_the_copies_is_applied_once() {
+    let alone = records(PARENT);
+    let folder = projects_folder("answer", &[ANSWER, ANSWER]);
+    let together = replay_folder(&folder);
+    let child = child();
+    let sub = summaries(&together, &child);
+    // One run: the answer joins the run its copies began.
+    assert_eq!(sub.len(), 1);
+    assert_eq!(sub[0]["finish_reason"], "completed");
+    assert_eq!(sub[0]["claude_events"], json!({"duplicate_line": 20}));
+    assert_eq!(
+        sub[0]["claude_usage"],
+        json!({"input_tokens": 24 + 3, "output_tokens": 7 + 50, "cache_read_input_tokens": 95343 + 1000,
+            "cache_creation_input_tokens": 14285 + 100, "api_messages": 6})
+    );
+    let (got, before) = (rounds_of(&together, &child), rounds_of(&alone, &child));
+    assert_eq!(got.len(), 6);
+    assert_eq!(got[..5], before[..]);
+    assert_eq!(got[5]["message"], "Here is the draft.");
+    let _ = std::fs::remove_dir_all(folder.parent().unwrap());
+}
+
+#[test]
+fn a_task_result_links_its_subagent_without_progress_lines() {
+    let task = r#"{"type":"assistant","sessionId":"s","uuid":"a1","requestId":"r1","message":{"id":"m1","content":[{"type":"tool_use","id":"task1","name":"Task","input":{"prompt":"look"}}],"usage":{"input_tokens":1,"output_tokens":1}}}"#;
+    let done = r#"{"type":"user","sessionId":"s","uuid":"d1","toolUseResult":{"agentId":"zz","totalTokens":9},"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"task1","content":"found"}]}}"#;
+    let sub = r#"{"type":"assistant","sessionId":"s","uuid":"z1","isSidechain":true,"agentId":"zz","requestId":"rz","message":{"id":"mz","content":[{"type":"text","text":"looking"}],"usage":{"input_tokens":2,"output_tokens":7}}}"#;
+    // The subagent's lines after the result (its own file), and before it.
+    for order in [[PROMPT, task, done, sub], [PROMPT, sub, task, done]] {
+        let out = clean_replay(order.join("\n").as_bytes(), FORMAT, "records");
+        let call = &rounds_of(&out, "s")[0]["tool_calls"][0];
+        assert_eq!(call["meta"]["claude_subagent_session"], "s/agent-zz", "{order:?}");
+        assert_eq!(call["meta"]["claude_subagent"]["totalTokens"], 9);
+        let child = summaries(&out, "s/agent-zz");
+        assert_eq!(child.len(), 1);
+        assert_eq!(child[0]["claude_parent"], json!({"session": "s", "tool_call": "task1"}), "{order:?}");
+        assert_eq!(child[0]["claude_usage"]["output_tokens"], 7);
+    }
+}
+
+#[test]
+fn a_line_seen_again_is_counted_not_applied() {
+    let text = assistant("m1", TEXT, 4);
+    let out = clean_replay([PROMPT, &text, &text, PROMPT].join("\n").as_bytes(), FORMAT, "records");
+    let runs = summaries(&out, "s");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["rounds"], 1);
+    assert_eq!(runs[0]["claude_events"], json!({"duplicate_line": 2}));
+    assert_eq!(runs[0]["claude_usage"]["api_messages"], 1);
+}
+
+#[test]
+fn polylogue_agent_file_alone_is_its_subagent_session() {
+    let name = "polylogue-agent-0fe49f90-2.0.62.jsonl";
+    let out = records(name);
+    let session = "ff4c2c52-c6ad-4fb0-81a4-43a5ff1c0c16/agent-0fe49f90";
+    let runs = summaries(&out, session);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(of_type(&out, "summary").len(), 1);
+    assert_eq!(runs[0]["finish_reason"], "completed");
+    assert_eq!(runs[0]["claude_parent"], json!({"session": "ff4c2c52-c6ad-4fb0-81a4-43a5ff1c0c16"}));
+    assert_eq!(
+        runs[0]["claude_usage"],
+        json!({"input_tokens": 3463, "output_tokens": 7, "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0, "api_messages": 1})
+    );
+    let rounds = rounds(&out);
+    assert_eq!(rounds.len(), 1);
+    // The calls it tells of are text the model wrote, not tool_use blocks.
+    assert_eq!(rounds[0]["tool_calls"], json!([]));
+    let message = rounds[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("I'll start by exploring the repository structure"));
+    assert!(message
+        .ends_with("`/realm/project/polylogue/polylogue/archive/loader.py` - Conversation discovery and parsing"));
+    assert_eq!(message.chars().count(), 53_141);
+    assert_eq!(rounds[0]["meta"]["claude_model"], "claude-opus-4-5-20251101");
+    assert_eq!(rounds[0]["meta"]["claude_request_ids"], json!(["req_011CVxXaLoAU1wiCgxZUnqwX"]));
 }

@@ -215,3 +215,89 @@ fn an_ingest_killed_at_random_moments_ends_with_the_database_of_one_never_killed
     same_rows(&dump(&Database::open(&killed).unwrap()), &expected, "killed 12 times");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The stats rows of one session name: (runs, rounds, input tokens, output
+/// tokens), one per source that holds it.
+fn session_rows(db: &str, session: &str) -> Vec<(u64, u64, u64, u64)> {
+    let out = roundup(&["stats", "--db", db, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let number = |row: &Value, key: &str| row[key].as_u64().unwrap();
+    stats["sessions_by_tokens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|row| row["session"] == session)
+        .map(|row| {
+            (number(row, "runs"), number(row, "rounds"), number(row, "input_tokens"), number(row, "output_tokens"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_subagents_own_file_is_ingested_with_its_parent_its_tokens_once() {
+    let parent_session = "491e126e-1e71-469c-ade2-fcc8af567c74";
+    let subagent = format!("{parent_session}/agent-afb92ff");
+    let project = crate::claude_transcript::projects_folder("ingest", &[]);
+    let dir = scratch("cli-subagents");
+    let (db, apart) = (dir.join("folder.db"), dir.join("apart.db"));
+    let (db, apart) = (db.to_str().unwrap(), apart.to_str().unwrap());
+    let folder = project.to_str().unwrap();
+
+    // Named apart, the two files are two sources: the subagent twice.
+    let agent = project.join(parent_session).join("subagents/agent-afb92ff.jsonl");
+    let parent = project.join(format!("{parent_session}.jsonl"));
+    let out = roundup(&["ingest", "--db", apart, parent.to_str().unwrap(), agent.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let twice = session_rows(apart, &subagent);
+    assert_eq!(twice.len(), 2, "{twice:?}");
+    assert_eq!(twice[0], twice[1]);
+
+    // The folder: one source, the subagent once, with the parent's figures.
+    let out = roundup(&["ingest", "--db", db, folder]);
+    assert!(text(&out.stderr).contains("1 files into") && text(&out.stderr).contains("1 read, 0 read on, 0 unchanged"));
+    let once = session_rows(db, &subagent);
+    assert_eq!(once, [twice[0]]);
+    // Its five API messages as the replay tests work them out by hand:
+    // inputs 24, cache reads 95343 and writes 14285 (input tokens, to the
+    // store), outputs 7.
+    assert_eq!(once[0], (1, 5, 24 + 95_343 + 14_285, 7));
+    assert_eq!(session_rows(db, parent_session), session_rows(apart, parent_session));
+
+    let out = roundup(&["ingest", "--db", db, folder]);
+    assert!(text(&out.stderr).contains("0 read, 0 read on, 1 unchanged; 0 records"), "{}", text(&out.stderr));
+
+    // The subagent's file grows (its final answer): the source is read on,
+    // and holds what a fresh ingest of the folder holds.
+    let answer = crate::claude_transcript::ANSWER;
+    let mut grown = std::fs::read(&agent).unwrap();
+    grown.extend_from_slice(format!("{answer}\n").as_bytes());
+    std::fs::write(&agent, &grown).unwrap();
+    let out = roundup(&["ingest", "--db", db, folder]);
+    assert!(text(&out.stderr).contains("0 read, 1 read on, 0 unchanged"), "{}", text(&out.stderr));
+    assert_eq!(session_rows(db, &subagent), [(1, 6, 109_652 + 3 + 1000 + 100, 7 + 50)]);
+    let fresh = dir.join("fresh.db");
+    assert!(roundup(&["ingest", "--db", fresh.to_str().unwrap(), folder]).status.success());
+    same_rows(
+        &dump(&Database::open(Path::new(db)).unwrap()),
+        &dump(&Database::open(&fresh).unwrap()),
+        "companion read on",
+    );
+
+    // The parent grows before its companion: the source is read again.
+    let mut parent_bytes = std::fs::read(&parent).unwrap();
+    parent_bytes.extend_from_slice(br#"{"type":"system","subtype":"turn_duration","sessionId":"491e126e-1e71-469c-ade2-fcc8af567c74","uuid":"b0000000-0000-4000-8000-000000000002"}"#);
+    parent_bytes.push(b'\n');
+    std::fs::write(&parent, &parent_bytes).unwrap();
+    let out = roundup(&["ingest", "--db", db, folder]);
+    assert!(text(&out.stderr).contains("1 read, 0 read on, 0 unchanged"), "{}", text(&out.stderr));
+    let fresh = dir.join("fresh-again.db");
+    assert!(roundup(&["ingest", "--db", fresh.to_str().unwrap(), folder]).status.success());
+    same_rows(
+        &dump(&Database::open(Path::new(db)).unwrap()),
+        &dump(&Database::open(&fresh).unwrap()),
+        "parent read again",
+    );
+    assert_eq!(session_rows(db, &subagent), [(1, 6, 109_652 + 3 + 1000 + 100, 7 + 50)]);
+    let _ = std::fs::remove_dir_all(project.parent().unwrap());
+}

@@ -1473,10 +1473,12 @@ fn gemini_cli(b: &mut Builder, kind: u8, target: u8) {
 /// their own sharing its id, results between them, prompts, interrupts,
 /// lines that are no prompt, subagent progress, noise.
 fn claude_transcript(b: &mut Builder, kind: u8, session: &str, target: u8) {
+    // Each line its own uuid, as Claude Code's are (one line per call).
+    let uuid = format!("u{}", b.lines.len());
     let line = |kind: &str, mut rest: Value| {
         rest["type"] = kind.into();
         rest["sessionId"] = session.into();
-        rest["uuid"] = "u".into();
+        rest["uuid"] = uuid.as_str().into();
         rest["timestamp"] = "2026-01-15T10:00:00Z".into();
         rest
     };
@@ -1489,10 +1491,18 @@ fn claude_transcript(b: &mut Builder, kind: u8, session: &str, target: u8) {
         )
     };
     let user = |content: Value| line("user", json!({"message": {"role": "user", "content": content}}));
-    match kind % 13 {
+    match kind % 14 {
         0 => {
             let m = b.marker();
             b.push(user(json!(m)));
+        }
+        13 => {
+            // A line written again (a subagent's line in its own file after
+            // its copy in the parent's progress): applied once, its markers
+            // those of the first.
+            if let Some(last) = b.lines.last().cloned() {
+                b.lines.push(last);
+            }
         }
         1 => {
             let m = b.marker();

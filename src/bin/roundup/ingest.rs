@@ -32,6 +32,10 @@ enum Message {
     },
 }
 
+/// A source to read: its path (its name in the database), and the
+/// companions read after it as part of it.
+type Source = (String, Vec<String>);
+
 /// What the ingest did, for the closing line and the exit status.
 #[derive(Debug, Default)]
 struct Tally {
@@ -46,7 +50,8 @@ struct Tally {
 /// ingested (each is named on stderr).
 pub fn run(args: IngestArgs) -> Result<bool, String> {
     let started = Instant::now();
-    let paths = inputs(&args.paths)?;
+    let inputs = inputs(&args.paths)?;
+    let paths: Vec<String> = inputs.iter().map(|(path, _)| path.clone()).collect();
     let mut db = Database::open(&args.db).map_err(|e| format!("{}: {e}", args.db.display()))?;
     let names: Vec<&str> = paths.iter().map(String::as_str).collect();
     let mut known = db.sources(&names).map_err(|e| format!("{}: {e}", args.db.display()))?;
@@ -57,8 +62,9 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
             *state = SourceState { id: state.id, records: state.records, ..SourceState::default() };
         }
     }
-    let total: Option<u64> = paths
+    let total: Option<u64> = inputs
         .iter()
+        .flat_map(|(path, companions)| std::iter::once(path).chain(companions))
         .map(|path| {
             let compressed = path.ends_with(".gz") || path.ends_with(".zst");
             (path != "-" && !compressed).then(|| std::fs::metadata(path).map_or(0, |m| m.len()))
@@ -77,8 +83,8 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
         .max(1);
     let path_of: std::collections::HashMap<i64, String> =
         known.iter().zip(&paths).map(|(state, path)| (state.id, path.clone())).collect();
-    let queue: Arc<Mutex<VecDeque<(String, SourceState)>>> =
-        Arc::new(Mutex::new(paths.iter().cloned().zip(known).collect()));
+    let queue: Arc<Mutex<VecDeque<(Source, SourceState)>>> =
+        Arc::new(Mutex::new(inputs.into_iter().zip(known).collect()));
     let read_bytes = Arc::new(AtomicU64::new(0));
     let (send, receive) = mpsc::sync_channel::<Message>(QUEUED_BATCHES * jobs);
     let batch_bytes = args.batch as u64;
@@ -91,11 +97,11 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
         let (back, committed) = mpsc::channel::<Batch>();
         readers.push(std::thread::spawn(move || loop {
             let next = queue.lock().map(|mut queue| queue.pop_front());
-            let Ok(Some((path, known))) = next else { return };
+            let Ok(Some(((path, companions), known))) = next else { return };
             let mut counted = 0;
             let result = read_source(
                 &known,
-                &mut || open(&path),
+                &mut || open(&path, &companions),
                 &options,
                 batch_bytes,
                 &mut |batch| {
@@ -184,32 +190,58 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
     Ok(tally.failed == 0)
 }
 
-/// The files to read: folders expanded to the recordings under them,
-/// every path made absolute (the database names sources by it), each once.
-fn inputs(given: &[String]) -> Result<Vec<String>, String> {
-    let mut paths = Vec::new();
+/// The sources to read, each with its companions (read after it as one
+/// source, named by its path): folders expanded to the recordings under
+/// them, every path made absolute (the database names sources by it), each
+/// source once.
+fn inputs(given: &[String]) -> Result<Vec<Source>, String> {
+    let mut sources = Vec::new();
     for path in given {
         if path == "-" {
-            paths.push(path.clone());
+            sources.push((path.clone(), Vec::new()));
             continue;
         }
         let at = Path::new(path);
-        let found =
-            if at.is_dir() { folder::recordings(at).map_err(|e| e.to_string())? } else { vec![at.to_path_buf()] };
-        for file in found {
-            let absolute = std::fs::canonicalize(&file)
-                .or_else(|_| std::path::absolute(&file))
-                .map_err(|e| format!("{}: {e}", file.display()))?;
-            paths.push(absolute.to_string_lossy().into_owned());
+        let found = if at.is_dir() {
+            folder::recordings(at).map_err(|e| e.to_string())?
+        } else {
+            vec![folder::Recording { path: at.to_path_buf(), companions: Vec::new() }]
+        };
+        for recording in found {
+            let companions = recording.companions.iter().map(|file| absolute(file)).collect::<Result<_, _>>()?;
+            sources.push((absolute(&recording.path)?, companions));
         }
     }
     let mut seen = std::collections::HashSet::new();
-    paths.retain(|path| seen.insert(path.clone()));
-    Ok(paths)
+    sources.retain(|(path, _)| seen.insert(path.clone()));
+    Ok(sources)
 }
 
-/// A source from its first byte, decompressed when it is compressed.
-fn open(path: &str) -> io::Result<Box<dyn BufRead>> {
+/// A path made absolute, links resolved when it exists.
+fn absolute(file: &Path) -> Result<String, String> {
+    let absolute = std::fs::canonicalize(file)
+        .or_else(|_| std::path::absolute(file))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(absolute.to_string_lossy().into_owned())
+}
+
+/// A source from its first byte, decompressed when it is compressed, and
+/// its companions after it: their bytes are the source's, so that a
+/// companion grown at the end is the source read on, and one changed
+/// before the end (or the recording itself grown) the source read again.
+fn open(path: &str, companions: &[String]) -> io::Result<Box<dyn BufRead>> {
+    let first = open_one(path)?;
+    if companions.is_empty() {
+        return Ok(first);
+    }
+    let rest = companions.iter().map(std::path::PathBuf::from).collect();
+    let open = |path: &Path| open_one(&path.to_string_lossy());
+    Ok(Box::new(BufReader::with_capacity(1 << 16, folder::Chain::new(first, rest, open))))
+}
+
+/// One file (or stdin) from its first byte, decompressed when it is
+/// compressed.
+fn open_one(path: &str) -> io::Result<Box<dyn BufRead>> {
     let input: Box<dyn BufRead> = if path == "-" {
         Box::new(BufReader::with_capacity(1 << 16, io::stdin()))
     } else {

@@ -144,22 +144,23 @@ fn run_replay(mut args: ReplayArgs) -> Result<Ended, ReplayError> {
         Box::new(stdout)
     };
     let given = if args.files.is_empty() { vec!["-".to_owned()] } else { args.files.clone() };
-    // A folder is the recordings under it, each an input of its own.
+    // A folder is the recordings under it, each an input of its own (with
+    // its companions after it).
     let mut files = Vec::with_capacity(given.len());
     for file in given {
         let path = std::path::Path::new(&file);
         if file != "-" && path.is_dir() {
             let found = folder::recordings(path).map_err(|e| ReplayError::Read(named(e, &file)))?;
-            files.extend(found.into_iter().map(|found| found.to_string_lossy().into_owned()));
+            files.extend(found.into_iter().map(|found| (found.path.to_string_lossy().into_owned(), found.companions)));
         } else {
-            files.push(file);
+            files.push((file, Vec::new()));
         }
     }
     let several = files.len() > 1;
     let mut all_bad = false;
-    for file in &files {
+    for (file, companions) in &files {
         let source = several.then_some(file.as_str());
-        match replay_one(file, source, &args, &signals, &mut output)? {
+        match replay_one(file, companions, source, &args, &signals, &mut output)? {
             Ended::Done { all_bad: bad } => all_bad |= bad,
             signal @ Ended::Signal(_) => return Ok(signal),
         }
@@ -168,36 +169,43 @@ fn run_replay(mut args: ReplayArgs) -> Result<Ended, ReplayError> {
     Ok(Ended::Done { all_bad })
 }
 
-/// Replays one input onto `output`.
+/// Replays one input onto `output`: `file`, then its `companions` (a
+/// folder's recordings that belong to it) as one input.
 fn replay_one(
     file: &str,
+    companions: &[std::path::PathBuf],
     source: Option<&str>,
     args: &ReplayArgs,
     signals: &Signals,
     output: &mut dyn Write,
 ) -> Result<Ended, ReplayError> {
-    let (input, total_bytes): (Box<dyn io::BufRead>, _) = match file {
+    let (input, total_bytes, compressed) = match file {
         "-" => {
             if io::stdin().is_terminal() {
                 eprintln!("roundup: reading stdin from the terminal; end the input with Ctrl-D, or name a FILE");
             }
-            (Box::new(Interruptible::new(io::stdin(), signals.clone())), None)
+            let input = Box::new(Interruptible::new(io::stdin(), signals.clone()));
+            let (input, compression) =
+                compressed::decompressed(input, file).map_err(|e| ReplayError::Read(named(e, file)))?;
+            (input, None, compression.is_some())
         }
-        path => {
-            let file = File::open(path).map_err(|e| ReplayError::Read(named(e, path)))?;
-            let metadata = file.metadata().ok();
-            if metadata.as_ref().is_some_and(|m| m.is_dir()) {
-                let error = io::Error::new(io::ErrorKind::InvalidInput, "a directory, not a file");
-                return Err(ReplayError::Read(named(error, path)));
-            }
-            let size = metadata.map(|m| m.len());
-            (Box::new(FileInput::new(file, signals.clone())), size)
-        }
+        path => open_file(path, signals).map_err(ReplayError::Read)?,
     };
-    let (input, compression) = compressed::decompressed(input, file).map_err(|e| ReplayError::Read(named(e, file)))?;
     let is_file = total_bytes.is_some();
     // A compressed file's size says nothing of how much there is to read.
-    let total_bytes = total_bytes.filter(|_| compression.is_none());
+    let mut total_bytes = total_bytes.filter(|_| !compressed);
+    let input: Box<dyn io::BufRead> = if companions.is_empty() {
+        input
+    } else {
+        for companion in companions {
+            let size = std::fs::metadata(companion).ok().map(|m| m.len());
+            let compressed = companion.extension().is_some_and(|e| e == "gz" || e == "zst");
+            total_bytes = total_bytes.zip(size.filter(|_| !compressed)).map(|(a, b)| a.saturating_add(b));
+        }
+        let signals = signals.clone();
+        let open = move |path: &std::path::Path| open_file(&path.to_string_lossy(), &signals).map(|(input, ..)| input);
+        Box::new(io::BufReader::with_capacity(1 << 16, folder::Chain::new(input, companions.to_vec(), open)))
+    };
     let terminal = io::stderr().is_terminal();
     let progress = args.progress.unwrap_or(is_file && terminal);
     let mut observer = Stderr { quiet: args.quiet, source, total_bytes, progress, terminal, bad_lines: 0 };
@@ -228,6 +236,21 @@ fn replay_one(
         eprintln!("{prefix}{hint}");
     }
     Ok(Ended::Done { all_bad })
+}
+
+/// A file to replay, decompressed when it is compressed; its size, and
+/// whether it was compressed. Errors name it.
+fn open_file(path: &str, signals: &Signals) -> io::Result<(Box<dyn io::BufRead>, Option<u64>, bool)> {
+    let file = File::open(path).map_err(|e| named(e, path))?;
+    let metadata = file.metadata().ok();
+    if metadata.as_ref().is_some_and(|m| m.is_dir()) {
+        let error = io::Error::new(io::ErrorKind::InvalidInput, "a directory, not a file");
+        return Err(named(error, path));
+    }
+    let size = metadata.map(|m| m.len());
+    let input = Box::new(FileInput::new(file, signals.clone()));
+    let (input, compression) = compressed::decompressed(input, path).map_err(|e| named(e, path))?;
+    Ok((input, size, compression.is_some()))
 }
 
 /// What to say when no payload, or nearly none (nine in ten bad), could be
