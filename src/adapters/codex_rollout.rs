@@ -125,26 +125,19 @@ pub struct CodexRolloutAdapter {
     hosted: u64,
 }
 
+/// A line: its record kind, time and payload. Read in one pass with the
+/// payload's fields (`Envelope<'a, Box<Payload<'a>>>`, boxed: a payload
+/// view is some 450 bytes, which every move would copy), or with the
+/// payload raw, for the records kept whole.
 #[derive(Debug, Deserialize)]
-struct Envelope<'a> {
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
+struct Envelope<'a, P> {
     #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    payload: Option<&'a RawValue>,
-}
-
-/// A line read in one pass: the envelope with its payload's fields (boxed:
-/// a payload view is some 450 bytes, which every move would copy).
-#[derive(Debug, Deserialize)]
-struct Line<'a> {
-    #[serde(borrow, rename = "type")]
-    kind: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
-    timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    payload: Option<Box<Payload<'a>>>,
+    #[serde(default)]
+    payload: Option<P>,
 }
 
 /// A line whose payload is kept whole (the session's metadata, context,
@@ -156,7 +149,7 @@ struct Whole<'a>(&'a str);
 impl Whole<'_> {
     /// The payload as a value, when the line has one.
     fn payload(self) -> Option<Value> {
-        let line = serde_json::from_str::<Envelope<'_>>(self.0).ok()?;
+        let line = serde_json::from_str::<Envelope<'_, &RawValue>>(self.0).ok()?;
         line.payload.map(raw_value)
     }
 
@@ -168,7 +161,7 @@ impl Whole<'_> {
 
     /// The payload's JSON as sent.
     fn json(self) -> String {
-        match serde_json::from_str::<Envelope<'_>>(self.0) {
+        match serde_json::from_str::<Envelope<'_, &RawValue>>(self.0) {
             Ok(Envelope { payload: Some(raw), .. }) => raw.get().to_owned(),
             _ => self.0.to_owned(),
         }
@@ -295,10 +288,11 @@ impl Adapter for CodexRolloutAdapter {
         // One pass reads the envelope and its payload's fields. A line
         // whose payload is no object (or has a field of a type no view
         // takes) is read again for its envelope alone.
-        let (kind, timestamp, item) = match serde_json::from_str::<Line<'_>>(text) {
+        let (kind, timestamp, item) = match serde_json::from_str::<Envelope<'_, Box<Payload<'_>>>>(text) {
             Ok(line) => (line.kind, line.timestamp, line.payload),
             Err(_) => {
-                let line: Envelope<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+                let line: Envelope<'_, &RawValue> =
+                    serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
                 (line.kind, line.timestamp, None)
             }
         };
