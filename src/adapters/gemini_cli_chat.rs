@@ -154,7 +154,7 @@ impl Adapter for GeminiCliChatAdapter {
         // A message record, the most of a file, is held as its text until
         // its prompt is over: read here only for its id and type.
         let text = utf8(payload)?;
-        if let Some(head) = is_object(text).then(|| serde_json::from_str::<Head<'_>>(text).ok()).flatten() {
+        if let Some(head) = is_object(text).then(|| serde_json::from_str::<Message<'_>>(text).ok()).flatten() {
             if let Some(id) = head.message_id() {
                 let user = text_of(head.kind).is_some_and(|kind| kind == "user");
                 self.record(Held { id, user, json: text.into() }, calls);
@@ -546,40 +546,8 @@ impl<'de> Deserialize<'de> for Held {
     }
 }
 
-/// What tells a record's kind, read without building it: a message record
-/// has a string `type` and none of the other kinds' keys.
-#[derive(Debug, Deserialize)]
-struct Head<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "type")]
-    kind: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    messages: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "$set")]
-    set: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "$rewindTo")]
-    rewind: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "sessionId")]
-    session_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "projectHash")]
-    project_hash: Option<&'a RawValue>,
-}
-
-impl Head<'_> {
-    /// A message record's id (`Some(None)`: a message without one), or
-    /// `None` for a record of another kind.
-    fn message_id(&self) -> Option<Option<String>> {
-        let other = self.messages.is_some()
-            || self.set.is_some()
-            || self.rewind.is_some()
-            || (self.session_id.is_some() && self.project_hash.is_some());
-        let message = !other && self.kind.is_some_and(|kind| kind.get().starts_with('"'));
-        message.then(|| text_of(self.id).map(Cow::into_owned))
-    }
-}
-
-/// A message's fields, borrowed raw: read where they are used.
+/// A record's fields, borrowed raw and read where they are used: a
+/// message's, and the keys that tell the other kinds of record.
 #[derive(Debug, Deserialize)]
 struct Message<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
@@ -598,6 +566,30 @@ struct Message<'a> {
     tokens: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present", rename = "toolCalls")]
     tool_calls: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    messages: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "$set")]
+    set: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "$rewindTo")]
+    rewind: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "sessionId")]
+    session_id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present", rename = "projectHash")]
+    project_hash: Option<&'a RawValue>,
+}
+
+impl Message<'_> {
+    /// A message record's id (`Some(None)`: a message without one), or
+    /// `None` for a record of another kind: a message record has a string
+    /// `type` and none of the other kinds' keys.
+    fn message_id(&self) -> Option<Option<String>> {
+        let other = self.messages.is_some()
+            || self.set.is_some()
+            || self.rewind.is_some()
+            || (self.session_id.is_some() && self.project_hash.is_some());
+        let message = !other && self.kind.is_some_and(|kind| kind.get().starts_with('"'));
+        message.then(|| text_of(self.id).map(Cow::into_owned))
+    }
 }
 
 /// A field that is there, `null` included (`Option`'s own reading takes
