@@ -281,6 +281,14 @@ struct Progress<'a> {
     message: Option<&'a RawValue>,
 }
 
+/// Whether a content block's JSON can be a tool call's (`tool_use`,
+/// `server_tool_use`, `mcp_tool_use`): such a type is written `…_use"`,
+/// or with a `\u` escape. A text or thinking block, the most of a
+/// transcript, is then not read twice.
+fn may_be_tool_use(json: &str) -> bool {
+    json.contains("_use\"") || json.contains("\\u")
+}
+
 /// The subagent a Task result (`toolUseResult`) names; any other result
 /// (a string, a list, an object without it) names none.
 #[derive(Debug, Deserialize)]
@@ -522,9 +530,19 @@ impl ClaudeTranscriptAdapter {
         }
         if let Some(usage) = message.usage {
             let output = output_tokens(usage);
-            if pending.usage.as_ref().is_none_or(|(_, kept)| output >= *kept) {
-                pending.usage = Some((usage.get().to_owned(), output));
-                pending.cost = line.cost_usd;
+            match &mut pending.usage {
+                // Every line repeats the usage: the kept text's buffer is
+                // used again.
+                Some((text, kept)) if output >= *kept => {
+                    usage.get().clone_into(text);
+                    *kept = output;
+                    pending.cost = line.cost_usd;
+                }
+                Some(_) => {}
+                None => {
+                    pending.usage = Some((usage.get().to_owned(), output));
+                    pending.cost = line.cost_usd;
+                }
             }
         }
         let blocks: Vec<&RawValue> = match message.content.map(|c| serde_json::from_str(c.get())) {
@@ -539,9 +557,11 @@ impl ClaudeTranscriptAdapter {
             None => Vec::new(),
         };
         for raw in blocks {
-            if let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) {
-                if matches!(block.kind.as_ref(), "tool_use" | "server_tool_use" | "mcp_tool_use") {
-                    pending.tools.push(block.id.as_deref().unwrap_or("").to_owned());
+            if may_be_tool_use(raw.get()) {
+                if let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) {
+                    if matches!(block.kind.as_ref(), "tool_use" | "server_tool_use" | "mcp_tool_use") {
+                        pending.tools.push(block.id.as_deref().unwrap_or("").to_owned());
+                    }
                 }
             }
             pending.blocks.push(raw.get().to_owned());
