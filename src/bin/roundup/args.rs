@@ -132,9 +132,8 @@ pub struct IngestArgs {
     /// Input read between two commits of a file (bytes, or with K, M, G).
     #[arg(long, value_name = "SIZE", default_value = "8M", allow_negative_numbers = true, value_parser = size)]
     pub batch: usize,
-    /// A line longer than SIZE is read past and reported as a bad_line.
-    #[arg(long, value_name = "SIZE", default_value = "256M", allow_negative_numbers = true, value_parser = size)]
-    pub max_line_bytes: usize,
+    #[command(flatten)]
+    pub line: LineArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
     /// Print no closing line (errors are still printed).
@@ -144,6 +143,15 @@ pub struct IngestArgs {
     /// stdin (read whole each time, its rows replaced).
     #[arg(value_name = "PATH", required = true, value_hint = clap::ValueHint::AnyPath)]
     pub paths: Vec<String>,
+}
+
+/// The longest line held whole, for every command that reads input.
+#[derive(Debug, Args)]
+pub struct LineArgs {
+    /// A line longer than SIZE (bytes, or with K, M, G) is read past without
+    /// holding it, and reported as a bad_line.
+    #[arg(long, value_name = "SIZE", default_value = "256M", allow_negative_numbers = true, value_parser = size)]
+    pub max_line_bytes: usize,
 }
 
 /// Whether to show progress on stderr: `--progress`, `--no-progress`, or
@@ -198,10 +206,8 @@ pub struct InputArgs {
     /// evicted sessions are kept in memory, compact).
     #[arg(long, value_name = "DIR", requires = "max_sessions", value_hint = clap::ValueHint::DirPath)]
     pub evict_dir: Option<PathBuf>,
-    /// A line longer than SIZE (bytes, or with K, M, G) is read past without
-    /// holding it, and reported as a bad_line.
-    #[arg(long, value_name = "SIZE", default_value = "256M", allow_negative_numbers = true, value_parser = size)]
-    pub max_line_bytes: usize,
+    #[command(flatten)]
+    pub line: LineArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
     /// Do not describe skipped lines on stderr (they are still in the

@@ -72,7 +72,7 @@ pub fn run(args: IngestArgs) -> Result<bool, String> {
         .sum();
     let mut options = ReplayOptions::new();
     options.from = args::input_format(&args.from);
-    options.max_line_bytes = args.max_line_bytes;
+    options.max_line_bytes = args.line.max_line_bytes;
     let jobs = args
         .jobs
         .map_or_else(

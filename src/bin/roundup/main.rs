@@ -48,7 +48,7 @@ impl ReplayArgs {
         }
         options.max_open_sessions = input.max_sessions.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
         options.evict_dir = input.evict_dir;
-        options.max_line_bytes = input.max_line_bytes;
+        options.max_line_bytes = input.line.max_line_bytes;
         let progress = input.progress.asked();
         let sessions = input.session.into_iter().map(|name| Some(name).filter(|name| name != "-")).collect();
         let color = match input.color.as_str() {
