@@ -79,7 +79,7 @@ pub static FORMAT: InputFormat = InputFormat {
 pretty-printed JSON document, or JSON
 lines with $set and $rewindTo; a user
 prompt is a run, a model message a
-round; one session",
+round; sessionId the session",
     detect: |event: &Map<String, Value>| {
         let has = |key: &str| event.contains_key(key);
         let text = |key: &str| event.get(key).and_then(Value::as_str);
@@ -145,6 +145,10 @@ pub struct GeminiCliChatAdapter {
     open_thought: bool,
     /// How many tool ids were made up, for a tool call without one.
     made_up: u64,
+    /// The session's name: its first `sessionId`, fixed once a message was
+    /// read (a file is one session).
+    #[serde(default)]
+    name: Option<String>,
 }
 
 impl Adapter for GeminiCliChatAdapter {
@@ -194,7 +198,7 @@ impl Adapter for GeminiCliChatAdapter {
             return Ok(());
         }
         let detail = format!("gemini-cli-chat: unknown record: {}", Value::Object(record));
-        report(calls, None, AnomalyKind::UnknownEvent, &detail);
+        report(calls, self.session(), AnomalyKind::UnknownEvent, &detail);
         Ok(())
     }
 
@@ -205,8 +209,18 @@ impl Adapter for GeminiCliChatAdapter {
 }
 
 impl GeminiCliChatAdapter {
-    /// Keeps the session's fields (all but its messages).
+    /// The session's name, when the file gave one.
+    fn session(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Keeps the session's fields (all but its messages); its first
+    /// `sessionId` names the session, unless a message was read before it.
     fn merge_session(&mut self, record: &Map<String, Value>) {
+        let fresh = self.name.is_none() && !self.open && self.done.is_empty() && self.pending.is_empty();
+        if let (true, Some(id)) = (fresh, record.get("sessionId").and_then(Value::as_str)) {
+            self.name = Some(id.to_owned());
+        }
         for (key, value) in record {
             if key != "messages" {
                 self.session.insert(key.clone(), value.clone());
@@ -224,7 +238,7 @@ impl GeminiCliChatAdapter {
                     "gemini-cli-chat: a record of a message already read, not read again: {}",
                     json_value(&message.json)
                 );
-                return report(calls, None, AnomalyKind::UnknownContent, &detail);
+                return report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
             }
             if let Some(at) = self.position(id) {
                 if let Some(held) = self.pending.get_mut(at) {
@@ -244,7 +258,7 @@ impl GeminiCliChatAdapter {
     fn set(&mut self, patch: &Value, record: &Map<String, Value>, calls: &mut dyn CallSink) {
         let Some(patch) = patch.as_object() else {
             let detail = format!("gemini-cli-chat: a $set that is not an object: {}", Value::Object(record.clone()));
-            return report(calls, None, AnomalyKind::UnknownContent, &detail);
+            return report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
         };
         for (key, value) in patch {
             if key != "messages" {
@@ -253,7 +267,7 @@ impl GeminiCliChatAdapter {
             }
             let Some(messages) = value.as_array() else {
                 let detail = format!("gemini-cli-chat: $set messages that are not a list: {value}");
-                report(calls, None, AnomalyKind::UnknownContent, &detail);
+                report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
                 continue;
             };
             self.truncate(0);
@@ -274,7 +288,7 @@ impl GeminiCliChatAdapter {
                     "gemini-cli-chat: a rewind to a message not held (read already, or never seen): {}",
                     Value::Object(record.clone())
                 );
-                report(calls, None, AnomalyKind::UnknownContent, &detail);
+                report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
             }
         }
     }
@@ -325,7 +339,7 @@ impl GeminiCliChatAdapter {
         }
         if !self.session.is_empty() {
             calls.call(
-                None,
+                self.session(),
                 Call::RunMeta { meta: &one("gemini_cli_chat_session", Value::Object(self.session.clone())) },
             );
         }
@@ -335,7 +349,7 @@ impl GeminiCliChatAdapter {
             Last::Cancelled => FinishReason::Canceled,
             Last::Prompt | Last::Tools => FinishReason::Interrupted,
         };
-        calls.call(None, Call::Finish { reason });
+        calls.call(self.session(), Call::Finish { reason });
         self.open = false;
         self.last = Last::Prompt;
         self.usage = Meta::new();
@@ -369,7 +383,7 @@ impl GeminiCliChatAdapter {
     fn unknown_message(&mut self, json: &str, calls: &mut dyn CallSink) {
         self.open = true;
         let detail = format!("gemini-cli-chat: unknown message: {}", json_value(json));
-        report(calls, None, AnomalyKind::UnknownEvent, &detail);
+        report(calls, self.session(), AnomalyKind::UnknownEvent, &detail);
     }
 
     fn message_view(&mut self, message: &Message<'_>, json: &str, calls: &mut dyn CallSink) {
@@ -380,7 +394,7 @@ impl GeminiCliChatAdapter {
             Some("user") => {
                 if self.open {
                     self.finish(calls);
-                    calls.call(None, Call::Start);
+                    calls.call(self.session(), Call::Start);
                 }
                 self.open = true;
                 self.last = Last::Prompt;
@@ -389,7 +403,7 @@ impl GeminiCliChatAdapter {
                 if let Some(id) = message.id {
                     meta.insert("gemini_cli_chat_prompt_id".into(), raw_value(id));
                 }
-                calls.call(None, Call::RunMeta { meta: &meta });
+                calls.call(self.session(), Call::RunMeta { meta: &meta });
             }
             Some("gemini") => self.model_message(message, calls),
             Some(kind @ ("info" | "warning" | "error")) => {
@@ -397,10 +411,15 @@ impl GeminiCliChatAdapter {
                 let (text, _) = content_text(message.content);
                 if kind == "error" {
                     self.last = Last::Error;
-                    report(calls, None, AnomalyKind::ProtocolError, &format!("gemini-cli-chat: error: {text}"));
+                    report(
+                        calls,
+                        self.session(),
+                        AnomalyKind::ProtocolError,
+                        &format!("gemini-cli-chat: error: {text}"),
+                    );
                 } else {
                     let notice = Value::Array(vec![serde_json::json!({ "type": kind, "content": text })]);
-                    calls.call(None, Call::RoundMeta { meta: &one("gemini_cli_chat_notices", notice) });
+                    calls.call(self.session(), Call::RoundMeta { meta: &one("gemini_cli_chat_notices", notice) });
                 }
             }
             _ => self.unknown_message(json, calls),
@@ -414,17 +433,17 @@ impl GeminiCliChatAdapter {
         let has_thought = !thought.is_empty();
         if has_thought {
             let text = if self.open_thought { format!("\n\n{thought}") } else { thought };
-            calls.call(None, Call::Thought { text: &text });
+            calls.call(self.session(), Call::Thought { text: &text });
         }
         let (text, unread) = content_text(message.content);
         for part in unread {
             let detail = format!("gemini-cli-chat: a part of a model message that is not text: {part}");
-            report(calls, None, AnomalyKind::UnknownContent, &detail);
+            report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
         }
         let has_text = !text.is_empty();
         if has_text {
             let text = if self.open_message { format!("\n\n{text}") } else { text };
-            calls.call(None, Call::Message { text: &text });
+            calls.call(self.session(), Call::Message { text: &text });
         }
         let mut about = Map::new();
         for (raw, name) in [(message.id, "id"), (message.model, "model"), (message.tokens, "tokens")] {
@@ -434,7 +453,7 @@ impl GeminiCliChatAdapter {
         }
         if !about.is_empty() {
             let meta = one("gemini_cli_chat_messages", Value::Array(vec![Value::Object(about)]));
-            calls.call(None, Call::RoundMeta { meta: &meta });
+            calls.call(self.session(), Call::RoundMeta { meta: &meta });
         }
         self.tokens(message.tokens.map(raw_value).as_ref(), calls);
         let tool_calls = match message.tool_calls.map(raw_value) {
@@ -446,7 +465,7 @@ impl GeminiCliChatAdapter {
         let ids: Vec<String> = tool_calls.iter().map(|tool_call| self.declare(tool_call, calls)).collect();
         let mut last = Last::Answer;
         for (tool_call, id) in tool_calls.iter().zip(&ids) {
-            let answered = result(tool_call, id, calls);
+            let answered = result(tool_call, id, self.session(), calls);
             if last != Last::Cancelled {
                 last = answered;
             }
@@ -466,7 +485,7 @@ impl GeminiCliChatAdapter {
         let Some(tokens) = tokens.filter(|t| !t.is_null()) else { return };
         let Some(counts) = tokens.as_object() else {
             let detail = format!("gemini-cli-chat: tokens that are not an object: {tokens}");
-            return report(calls, None, AnomalyKind::UnknownContent, &detail);
+            return report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
         };
         let count = |key: &str| counts.get(key).and_then(Value::as_u64).unwrap_or(0);
         // `cached` is part of `input`: never added to the total again.
@@ -483,9 +502,12 @@ impl GeminiCliChatAdapter {
             let sum = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0).saturating_add(value);
             self.usage.insert(key.into(), sum.into());
         }
-        calls.call(None, Call::RunMeta { meta: &one("gemini_cli_chat_usage", Value::Object(self.usage.clone())) });
+        calls.call(
+            self.session(),
+            Call::RunMeta { meta: &one("gemini_cli_chat_usage", Value::Object(self.usage.clone())) },
+        );
         if total > 0 {
-            calls.call(None, Call::TokenUsage { total });
+            calls.call(self.session(), Call::TokenUsage { total });
         }
     }
 
@@ -500,9 +522,9 @@ impl GeminiCliChatAdapter {
             }
         };
         let title = tool_call.get("displayName").and_then(Value::as_str).filter(|t| !t.is_empty()).unwrap_or(name);
-        calls.call(None, Call::ToolCall { id: &id, title, name });
+        calls.call(self.session(), Call::ToolCall { id: &id, title, name });
         let args = tool_call.get("args").filter(|a| !a.is_null()).map_or_else(|| "{}".to_owned(), |a| a.to_string());
-        calls.call(None, Call::ArgsSnapshot { id: &id, args: &args });
+        calls.call(self.session(), Call::ArgsSnapshot { id: &id, args: &args });
         let mut meta = Meta::new();
         for (key, name) in [("status", "status"), ("resultDisplay", "result_display"), ("description", "description")] {
             if let Some(value) = tool_call.get(key).filter(|v| !v.is_null()) {
@@ -510,7 +532,7 @@ impl GeminiCliChatAdapter {
             }
         }
         if !meta.is_empty() {
-            calls.call(None, Call::ToolMeta { id: &id, meta: &meta });
+            calls.call(self.session(), Call::ToolMeta { id: &id, meta: &meta });
         }
         id
     }
@@ -610,7 +632,7 @@ fn text_of(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
 }
 
 /// A tool call's result, when it has one; how it leaves the run.
-fn result(tool_call: &Value, id: &str, calls: &mut dyn CallSink) -> Last {
+fn result(tool_call: &Value, id: &str, session: Option<&str>, calls: &mut dyn CallSink) -> Last {
     let status = tool_call.get("status").and_then(Value::as_str);
     let (terminal, last) = match status {
         Some("success") => (ToolCallStatus::Completed, Last::Tools),
@@ -621,7 +643,7 @@ fn result(tool_call: &Value, id: &str, calls: &mut dyn CallSink) -> Last {
         None | Some("scheduled" | "validating" | "awaiting_approval" | "executing") => return Last::Tools,
         Some(_) => {
             let detail = format!("gemini-cli-chat: a tool call of a status this format does not know: {tool_call}");
-            report(calls, None, AnomalyKind::UnknownStatus, &detail);
+            report(calls, session, AnomalyKind::UnknownStatus, &detail);
             return Last::Tools;
         }
     };
@@ -629,7 +651,7 @@ fn result(tool_call: &Value, id: &str, calls: &mut dyn CallSink) -> Last {
         calls.clock(at_ms);
     }
     let content = result_text(tool_call);
-    calls.call(None, Call::ToolUpdate { id, content: &content, status: terminal });
+    calls.call(session, Call::ToolUpdate { id, content: &content, status: terminal });
     last
 }
 

@@ -276,3 +276,30 @@ fn a_document_over_the_line_limit_is_reported_not_held() {
     let detail = of_type(&lines, "anomaly")[0]["detail"].as_str().unwrap().to_owned();
     assert!(detail.starts_with("line 1: longer than 1000 bytes"), "{detail}");
 }
+
+#[test]
+fn a_chat_is_the_session_its_session_id_names_in_either_container() {
+    for (name, id) in [
+        ("ai-sessions-pomodoro-gemini-2.5-pro.json", "0b23371a-ce2e-4b1c-81a0-44af5d94d9ce"),
+        ("agent-sessions-jsonl_v040-constructed.jsonl", "gemini_stage0_jsonl"),
+    ] {
+        let lines = clean_replay(&input(name), "auto", "records");
+        assert!(!lines.is_empty(), "{name}");
+        assert!(lines.iter().all(|line| line["session"] == id), "{name}: every record in {id}");
+    }
+}
+
+#[test]
+fn a_message_before_any_session_id_keeps_the_chat_in_one_unnamed_session() {
+    let lines = chat(concat!(
+        r#"{"id":"u","timestamp":"2026-01-01T00:00:00Z","type":"user","content":"hi"}"#,
+        "\n",
+        r#"{"sessionId":"late","projectHash":"h","startTime":"2026-01-01T00:00:00Z"}"#,
+        "\n",
+        r#"{"id":"m","timestamp":"2026-01-01T00:00:01Z","type":"gemini","content":"yo","toolCalls":[]}"#,
+    ));
+    assert_eq!(of_type(&lines, "round")[0]["message"], "yo");
+    assert!(lines.iter().all(|line| line.get("session").is_none()), "{lines:?}");
+    // The later sessionId is still kept with the run.
+    assert_eq!(of_type(&lines, "summary")[0]["gemini_cli_chat_session"]["sessionId"], "late");
+}
