@@ -273,16 +273,16 @@ fn a_subagents_own_file_is_ingested_with_its_parent_its_tokens_once() {
     let mut grown = std::fs::read(&agent).unwrap();
     grown.extend_from_slice(format!("{answer}\n").as_bytes());
     std::fs::write(&agent, &grown).unwrap();
+    // What an ingest of the folder into a new database holds.
+    let equals_fresh = |name: &str, what: &str| {
+        let fresh = dir.join(name);
+        assert!(roundup(&["ingest", "--db", fresh.to_str().unwrap(), folder]).status.success());
+        same_rows(&dump(&Database::open(Path::new(db)).unwrap()), &dump(&Database::open(&fresh).unwrap()), what);
+    };
     let out = roundup(&["ingest", "--db", db, folder]);
     assert!(text(&out.stderr).contains("0 read, 1 read on, 0 unchanged"), "{}", text(&out.stderr));
     assert_eq!(session_rows(db, &subagent), [(1, 6, 109_652 + 3 + 1000 + 100, 7 + 50)]);
-    let fresh = dir.join("fresh.db");
-    assert!(roundup(&["ingest", "--db", fresh.to_str().unwrap(), folder]).status.success());
-    same_rows(
-        &dump(&Database::open(Path::new(db)).unwrap()),
-        &dump(&Database::open(&fresh).unwrap()),
-        "companion read on",
-    );
+    equals_fresh("fresh.db", "companion read on");
 
     // The parent grows before its companion: the source is read again.
     let mut parent_bytes = std::fs::read(&parent).unwrap();
@@ -291,13 +291,7 @@ fn a_subagents_own_file_is_ingested_with_its_parent_its_tokens_once() {
     std::fs::write(&parent, &parent_bytes).unwrap();
     let out = roundup(&["ingest", "--db", db, folder]);
     assert!(text(&out.stderr).contains("1 read, 0 read on, 0 unchanged"), "{}", text(&out.stderr));
-    let fresh = dir.join("fresh-again.db");
-    assert!(roundup(&["ingest", "--db", fresh.to_str().unwrap(), folder]).status.success());
-    same_rows(
-        &dump(&Database::open(Path::new(db)).unwrap()),
-        &dump(&Database::open(&fresh).unwrap()),
-        "parent read again",
-    );
+    equals_fresh("fresh-again.db", "parent read again");
     assert_eq!(session_rows(db, &subagent), [(1, 6, 109_652 + 3 + 1000 + 100, 7 + 50)]);
     let _ = std::fs::remove_dir_all(project.parent().unwrap());
 }
