@@ -349,16 +349,18 @@ impl ClaudeTranscriptAdapter {
     /// One line, of the main conversation or (`child`: the parent session
     /// and the call that started it) embedded in a subagent's progress.
     fn line(&mut self, line: &Line<'_>, text: &str, child: Option<(usize, &str)>, calls: &mut dyn CallSink) {
-        if let Some(uuid) = &line.uuid {
-            let name = match child {
-                Some((parent, tool)) => Some(self.child_name(parent, tool, line)),
-                None => line.session_id.as_ref().map(|id| session_name(id, line)),
-            };
-            let known = match name {
-                Some(name) => self.sessions.iter().position(|s| s.name == name),
-                None => self.current,
-            };
-            if let Some(at) = known.filter(|&at| self.sessions[at].seen.contains(uuid.as_ref())) {
+        // The session the line belongs to, named and found once: by its
+        // name, or (a line that names none) the current one.
+        let name = match child {
+            Some((parent, tool)) => Some(self.child_name(parent, tool, line)),
+            None => line.session_id.as_ref().map(|id| session_name(id, line)),
+        };
+        let known = match &name {
+            Some(name) => self.sessions.iter().position(|s| &s.name == name),
+            None => self.current,
+        };
+        if let (Some(uuid), Some(at)) = (&line.uuid, known) {
+            if self.sessions[at].seen.contains(uuid.as_ref()) {
                 self.sessions[at].count("duplicate_line", calls);
                 return;
             }
@@ -367,22 +369,20 @@ impl ClaudeTranscriptAdapter {
             calls.clock(at_ms);
             self.now_ms = Some(at_ms);
         }
-        let at = match child {
-            Some((parent, tool)) => Some(self.child(parent, tool, line, calls)),
-            None => match &line.session_id {
-                Some(id) => {
-                    let name = session_name(id, line);
-                    let known = self.sessions.iter().any(|s| s.name == name);
-                    let at = self.session(&name, calls);
-                    if line.is_sidechain != Some(true) {
-                        self.current = Some(at);
-                    } else if !known {
-                        self.sidechain_parent(at, id, calls);
-                    }
-                    Some(at)
+        let at = match name {
+            None => known,
+            Some(name) => {
+                let at = known.unwrap_or_else(|| self.session(&name, calls));
+                match (child, &line.session_id) {
+                    // A subagent a progress line of its parent speaks for:
+                    // linked to the call that started it when first seen.
+                    (Some((parent, tool)), _) => self.link(parent, tool, &name, calls),
+                    (None, Some(_)) if line.is_sidechain != Some(true) => self.current = Some(at),
+                    (None, Some(id)) if known.is_none() => self.sidechain_parent(at, id, calls),
+                    (None, _) => {}
                 }
-                None => self.current,
-            },
+                Some(at)
+            }
         };
         if let (Some(at), Some(uuid)) = (at, &line.uuid) {
             self.sessions[at].seen.insert(uuid.clone().into_owned());
@@ -445,15 +445,6 @@ impl ClaudeTranscriptAdapter {
         for kind in std::mem::take(&mut self.orphans) {
             self.sessions[at].count(&kind, calls);
         }
-        at
-    }
-
-    /// The subagent session a progress line of `parent` speaks for, linked
-    /// to the call that started it when first seen.
-    fn child(&mut self, parent: usize, tool: &str, line: &Line<'_>, calls: &mut dyn CallSink) -> usize {
-        let name = self.child_name(parent, tool, line);
-        let at = self.session(&name, calls);
-        self.link(parent, tool, &name, calls);
         at
     }
 
