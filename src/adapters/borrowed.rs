@@ -47,6 +47,12 @@ pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
     Cow::Borrowed(json)
 }
 
+/// A raw value's text when it is a JSON string; `None` for any other
+/// value.
+pub(crate) fn raw_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    raw.get().starts_with('"').then(|| raw_text(raw))
+}
+
 /// An identifier as text: a string as it is, a number or a boolean as its
 /// JSON text (an agent that numbers its tool calls is still understood),
 /// `null` as none. Objects and arrays are not identifiers: an error.

@@ -56,7 +56,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_value, raw_text, raw_value, utf8};
+use super::borrowed::{json_value, raw_string, raw_value, utf8};
 use super::support::{json_text, one, parse_event, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -160,7 +160,7 @@ impl Adapter for GeminiCliChatAdapter {
         let text = utf8(payload)?;
         if let Some(head) = is_object(text).then(|| serde_json::from_str::<Message<'_>>(text).ok()).flatten() {
             if let Some(id) = head.message_id() {
-                let user = text_of(head.kind).is_some_and(|kind| kind == "user");
+                let user = head.kind.and_then(raw_string).is_some_and(|kind| kind == "user");
                 self.record(Held { id, user, json: text.into() }, calls);
                 return Ok(());
             }
@@ -387,10 +387,10 @@ impl GeminiCliChatAdapter {
     }
 
     fn message_view(&mut self, message: &Message<'_>, json: &str, calls: &mut dyn CallSink) {
-        if let Some(at_ms) = text_of(message.timestamp).as_deref().and_then(rfc3339_ms) {
+        if let Some(at_ms) = message.timestamp.and_then(raw_string).as_deref().and_then(rfc3339_ms) {
             calls.clock(at_ms);
         }
-        match text_of(message.kind).as_deref() {
+        match message.kind.and_then(raw_string).as_deref() {
             Some("user") => {
                 if self.open {
                     self.finish(calls);
@@ -610,7 +610,7 @@ impl Message<'_> {
             || self.rewind.is_some()
             || (self.session_id.is_some() && self.project_hash.is_some());
         let message = !other && self.kind.is_some_and(|kind| kind.get().starts_with('"'));
-        message.then(|| text_of(self.id).map(Cow::into_owned))
+        message.then(|| self.id.and_then(raw_string).map(Cow::into_owned))
     }
 }
 
@@ -624,11 +624,6 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 /// position).
 fn is_object(json: &str) -> bool {
     json.trim_start().starts_with('{')
-}
-
-/// A raw value's text when it is a JSON string.
-fn text_of(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    raw.filter(|raw| raw.get().starts_with('"')).map(raw_text)
 }
 
 /// A tool call's result, when it has one; how it leaves the run.
@@ -659,8 +654,8 @@ fn result(tool_call: &Value, id: &str, session: Option<&str>, calls: &mut dyn Ca
 /// parts joined; the parts that are not text, for the caller to report.
 fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
     let Some(content) = content else { return (String::new(), Vec::new()) };
-    if content.get().starts_with('"') {
-        return (raw_text(content).into_owned(), Vec::new());
+    if let Some(text) = raw_string(content) {
+        return (text.into_owned(), Vec::new());
     }
     match raw_value(content) {
         Value::Null => (String::new(), Vec::new()),
@@ -703,13 +698,13 @@ fn thought_text(thought: &RawValue) -> String {
         #[serde(borrow, default, deserialize_with = "present")]
         description: Option<&'a RawValue>,
     }
-    if thought.get().starts_with('"') {
-        return raw_text(thought).into_owned();
+    if let Some(text) = raw_string(thought) {
+        return text.into_owned();
     }
     let (subject, description) = match serde_json::from_str::<Summary<'_>>(thought.get()) {
         Ok(summary) if is_object(thought.get()) => (
-            text_of(summary.subject).map(Cow::into_owned).unwrap_or_default(),
-            text_of(summary.description).map(Cow::into_owned).unwrap_or_default(),
+            summary.subject.and_then(raw_string).map(Cow::into_owned).unwrap_or_default(),
+            summary.description.and_then(raw_string).map(Cow::into_owned).unwrap_or_default(),
         ),
         // Not an object, or a key written twice (the last one counts).
         _ => {

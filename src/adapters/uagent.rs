@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
-use super::borrowed::{json_value, raw_text, raw_value, utf8, Fields};
+use super::borrowed::{json_value, raw_string, raw_text, raw_value, utf8, Fields};
 use super::support::{one, parse_event, parts_ms, parts_ns, report, Rfc3339Memo};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -325,7 +325,7 @@ impl<'a> Event<'a> {
 
     /// A string field's text; `None` when absent or not a string.
     fn str(&self, key: &str) -> Option<Cow<'a, str>> {
-        self.raw(key).filter(|raw| raw.get().starts_with('"')).map(raw_text)
+        self.raw(key).and_then(raw_string)
     }
 
     /// A text field: its string, empty when absent or `null`, `Err` when it
