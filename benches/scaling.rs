@@ -299,6 +299,37 @@ fn main() {
         replay_as("gemini-cli-chat", "records", if big { &large } else { &small })
     });
 
+    // Quadratic until found on a real Codex session file: a run's lists
+    // (compactions, context messages, repeated session records) were given
+    // whole to the machine after every item.
+    let codex_compactions = |records: usize| {
+        let mut input = String::from("{\"type\":\"session_meta\",\"payload\":{\"id\":\"s\"}}\n");
+        input.push_str("{\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"Go.\"}]}}\n");
+        for n in 0..records {
+            input.push_str(&format!("{{\"type\":\"compacted\",\"payload\":{{\"message\":\"summary {n}\",\"replacement_history\":[{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"earlier turn {n}\"}}]}}]}}}}\n"));
+        }
+        input
+    };
+    let (small, large) = (codex_compactions(5_000), codex_compactions(10_000));
+    ratio("Codex rollout run of many compactions", "5k", "10k", |big| {
+        replay_as("codex-rollout", "records", if big { &large } else { &small })
+    });
+
+    // The same, in Claude Code transcripts: a run's user lines that are not
+    // prompts (here a reminder beside each tool result).
+    let claude_reminders = |calls: usize| {
+        let mut input = String::from("{\"type\":\"user\",\"sessionId\":\"s\",\"uuid\":\"u\",\"message\":{\"role\":\"user\",\"content\":\"Go.\"}}\n");
+        for n in 0..calls {
+            input.push_str(&format!("{{\"type\":\"assistant\",\"sessionId\":\"s\",\"uuid\":\"a{n}\",\"message\":{{\"id\":\"m{n}\",\"role\":\"assistant\",\"model\":\"claude\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"t{n}\",\"name\":\"Bash\",\"input\":{{\"command\":\"ls\"}}}}],\"stop_reason\":\"tool_use\"}}}}\n"));
+            input.push_str(&format!("{{\"type\":\"user\",\"sessionId\":\"s\",\"uuid\":\"r{n}\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t{n}\",\"content\":\"ok\"}},{{\"type\":\"text\",\"text\":\"<system-reminder>step {n}</system-reminder>\"}}]}}}}\n"));
+        }
+        input
+    };
+    let (small, large) = (claude_reminders(5_000), claude_reminders(10_000));
+    ratio("Claude Code transcript run of many tool calls", "5k", "10k", |big| {
+        replay_as("claude-transcript", "records", if big { &large } else { &small })
+    });
+
     // Closing a session found it by a scan of every session seen, and the
     // names of closed sessions were never freed.
     let open_and_close = |sessions: usize| {

@@ -63,6 +63,7 @@ use serde_json::{Map, Value};
 
 use super::anthropic::Block;
 use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8};
+use super::run_lists;
 use super::support::{one, report, rfc3339_ms, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -99,6 +100,11 @@ session <session>/agent-<agentId>",
 /// The text that begins the user line Claude Code writes when the user
 /// stops a response.
 const INTERRUPT: &str = "[Request interrupted by user";
+
+/// The run metadata keys of a run's user lines that were not prompts, and
+/// of Claude Code's stand-ins for a response.
+const USER_LINES: &str = "claude_user_lines";
+const SYNTHETIC: &str = "claude_synthetic_messages";
 
 /// Line kinds that carry nothing for rounds: counted in the run's
 /// `claude_events`, so that their occurrence is not lost.
@@ -332,6 +338,8 @@ impl Adapter for ClaudeTranscriptAdapter {
                 None if session.has_turn && !session.wants_tools => {
                     session.finish(FinishReason::Completed, None, calls)
                 }
+                // Left running: the end of input finishes it.
+                _ if !session.finished => session.give_lists(calls),
                 _ => {}
             }
         }
@@ -494,9 +502,10 @@ impl ClaudeTranscriptAdapter {
             // Claude Code's own stand-in for a response: no model call.
             session.flush(calls);
             session.begin_turn(false, calls);
-            session.synthetic.push(message.content.map(raw_value).unwrap_or(Value::Null));
-            let kept = Value::Array(session.synthetic.clone());
-            session.run_meta(one("claude_synthetic_messages", kept), calls);
+            let text = message.content.map(raw_value).unwrap_or(Value::Null);
+            if let Some(first) = run_lists::extend(&mut session.synthetic, SYNTHETIC, [text]) {
+                session.run_meta(first, calls);
+            }
             if line.is_api_error == Some(true) {
                 session.ending = Some((FinishReason::Failed, None));
             }
@@ -740,9 +749,19 @@ impl Session {
             return;
         }
         self.command = false;
-        self.run_side.append(&mut self.side);
-        let kept = Value::Array(self.run_side.clone());
-        self.run_meta(one("claude_user_lines", kept), calls);
+        let side = std::mem::take(&mut self.side);
+        if let Some(first) = run_lists::extend(&mut self.run_side, USER_LINES, side) {
+            self.run_meta(first, calls);
+        }
+    }
+
+    /// The run's lists, whole, as it ends (each was given at its first
+    /// items only: see `run_lists`).
+    fn give_lists(&mut self, calls: &mut dyn CallSink) {
+        let lists = [run_lists::whole(&self.run_side, USER_LINES), run_lists::whole(&self.synthetic, SYNTHETIC)];
+        for meta in lists.into_iter().flatten() {
+            calls.call(Some(&self.name), Call::RunMeta { meta: &meta });
+        }
     }
 
     /// The current run ends if it holds a turn (as a line said, else
@@ -764,6 +783,7 @@ impl Session {
         if self.finished {
             return;
         }
+        self.give_lists(calls);
         if let Some(at_ms) = at_ms {
             calls.clock(at_ms);
         }

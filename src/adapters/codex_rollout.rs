@@ -49,6 +49,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::run_lists::RunLists;
 use super::support::{one, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -98,9 +99,8 @@ pub struct CodexRolloutAdapter {
     /// context messages, the turn's id): given to the next run.
     pending: Meta,
     /// Metadata the run gathers as lists (context messages, compactions,
-    /// later `session_meta` records), by key: run metadata replaces a key,
-    /// so each list is given whole.
-    lists: BTreeMap<String, Vec<Value>>,
+    /// later `session_meta` records), by key.
+    lists: RunLists,
     /// Tool calls of the open run without their output yet.
     #[serde(serialize_with = "crate::pairs::sorted_set")]
     waiting: HashSet<Box<str>>,
@@ -347,6 +347,10 @@ impl Adapter for CodexRolloutAdapter {
         if !self.pending.is_empty() {
             self.begin(calls);
         }
+        if self.open {
+            // Left running: the end of input finishes it.
+            self.give_lists(calls);
+        }
     }
 }
 
@@ -372,19 +376,27 @@ impl CodexRolloutAdapter {
 
     /// One more item of a list the run gathers, given whole.
     fn push(&mut self, key: &str, value: Value, calls: &mut dyn CallSink) {
-        let list = self.lists.entry(key.to_owned()).or_default();
-        list.push(value);
-        let whole = Value::Array(list.clone());
-        self.run_meta(key, whole, calls);
+        let Some(first) = self.lists.push(key, value) else { return };
+        for (key, list) in first {
+            self.run_meta(&key, list, calls);
+        }
+    }
+
+    /// The open run's lists, whole, as it ends.
+    fn give_lists(&mut self, calls: &mut dyn CallSink) {
+        if let Some(meta) = self.lists.end_run() {
+            calls.call(self.session(), Call::RunMeta { meta: &meta });
+        }
     }
 
     /// Ends the open run.
     fn finish(&mut self, reason: FinishReason, calls: &mut dyn CallSink) {
         if std::mem::take(&mut self.open) {
+            // The run's lists are given whole and start empty: with no
+            // run open, the lists are those of the metadata waiting for
+            // the next one.
+            self.give_lists(calls);
             calls.call(self.session(), Call::Finish { reason });
-            // The run's lists are given; with no run open, the lists are
-            // those of the metadata waiting for the next one.
-            self.lists.clear();
         }
         self.waiting.clear();
         self.answered = false;

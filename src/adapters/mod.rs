@@ -49,6 +49,7 @@ macro_rules! state_is_self {
 }
 
 mod borrowed;
+mod run_lists;
 mod support;
 
 pub mod acp;
