@@ -720,3 +720,50 @@ fn a_subagents_file_alone_is_its_session_naming_its_parent_session() {
     assert_eq!(runs[0]["claude_usage"], subagent_usage());
     assert_eq!(rounds(&out).len(), 5);
 }
+
+/// The reminders Claude Code writes beside tool results gather in the run's
+/// `claude_user_lines`, every one in order, whether the run completes or is
+/// left waiting for a tool at the end of input.
+#[test]
+fn a_runs_user_lines_hold_every_reminder_however_the_run_ends() {
+    let call = |n: usize| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"s","uuid":"","message":{{"id":"m{n}","role":"assistant","model":"claude","content":[{{"type":"tool_use","id":"t{n}","name":"Bash","input":{{}}}}],"stop_reason":"tool_use"}}}}"#
+        )
+    };
+    let result = |n: usize| {
+        format!(
+            r#"{{"type":"user","sessionId":"s","uuid":"","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t{n}","content":"ok"}},{{"type":"text","text":"reminder {n}"}}]}}}}"#
+        )
+    };
+    let prompt = |text: &str| {
+        format!(r#"{{"type":"user","sessionId":"s","uuid":"","message":{{"role":"user","content":"{text}"}}}}"#)
+    };
+    let answer = r#"{"type":"assistant","sessionId":"s","uuid":"","message":{"id":"end","role":"assistant","model":"claude","content":[{"type":"text","text":"Done."}],"stop_reason":"end_turn"}}"#;
+    let input = [
+        prompt("one"),
+        call(1),
+        result(1),
+        call(2),
+        result(2),
+        call(3),
+        result(3),
+        answer.to_owned(),
+        prompt("two"),
+        call(4),
+        result(4),
+        call(5),
+        result(5),
+        call(6),
+    ];
+    let out = lines(&input.iter().map(String::as_str).collect::<Vec<_>>());
+    let runs = summaries(&out, "s");
+    assert_eq!(runs.len(), 2);
+    let texts = |run: &Value| -> Vec<String> {
+        run["claude_user_lines"].as_array().unwrap().iter().map(|l| l[0]["text"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(runs[0]["finish_reason"], "completed");
+    assert_eq!(texts(runs[0]), ["reminder 1", "reminder 2", "reminder 3"]);
+    assert_eq!(runs[1]["finish_reason"], "interrupted");
+    assert_eq!(texts(runs[1]), ["reminder 4", "reminder 5"]);
+}

@@ -484,3 +484,45 @@ fn a_broken_line_is_reported_and_skipped() {
     assert_eq!(of_type(&out, "round")[0]["message"], "Ok");
     assert_eq!(of_type(&out, "summary")[0]["codex_prompt"], "Go");
 }
+
+/// A run's lists (compactions, context messages) hold every item in order,
+/// whether the run ends with `task_complete` or at the end of input, and
+/// keep the place their first item gave them among the run's metadata.
+#[test]
+fn a_runs_lists_hold_every_item_however_the_run_ends() {
+    let compacted = |message: &str| ("compacted", json!({"message": message}));
+    let context = |text: &str| {
+        (
+            "response_item",
+            json!({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}),
+        )
+    };
+    let out = rollout(&[
+        ("session_meta", json!({"id": "s"})),
+        user("one"),
+        compacted("c1"),
+        context("x1"),
+        compacted("c2"),
+        context("x2"),
+        compacted("c3"),
+        assistant("done"),
+        ("event_msg", json!({"type": "task_complete"})),
+        user("two"),
+        compacted("c4"),
+        compacted("c5"),
+    ]);
+    let summaries = of_type(&out, "summary");
+    assert_eq!(summaries.len(), 2);
+    let messages = |s: &Value, key: &str, field: &str| -> Vec<Value> {
+        s[key].as_array().unwrap().iter().map(|i| i[field].clone()).collect()
+    };
+    assert_eq!(summaries[0]["finish_reason"], "completed");
+    assert_eq!(messages(summaries[0], "codex_compacted", "message"), [json!("c1"), json!("c2"), json!("c3")]);
+    assert_eq!(summaries[0]["codex_context"].as_array().unwrap().len(), 2);
+    let keys: Vec<&String> = summaries[0].as_object().unwrap().keys().collect();
+    let place = |key: &str| keys.iter().position(|k| *k == key).unwrap();
+    assert!(place("codex_prompt") < place("codex_compacted") && place("codex_compacted") < place("codex_context"));
+    assert_eq!(summaries[1]["finish_reason"], "interrupted");
+    assert_eq!(messages(summaries[1], "codex_compacted", "message"), [json!("c4"), json!("c5")]);
+    assert!(summaries[1].get("codex_context").is_none());
+}
