@@ -55,7 +55,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::anthropic::AnthropicAdapter;
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, Fields, Key};
+use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, view_of, Fields, Key};
 use super::support::{base64_decode, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -807,7 +807,7 @@ fn is_empty_start(raw: &str) -> bool {
 /// as it is, a `json` item as its JSON as sent, another item (an image, a
 /// document) as its JSON; a content that is not a list, as its text.
 fn result_text(content: &RawValue, out: &mut String) {
-    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else {
+    let Some(items) = view_of::<Vec<&RawValue>>(content) else {
         return out.push_str(&raw_text(content));
     };
     for item in items {

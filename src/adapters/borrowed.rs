@@ -17,6 +17,18 @@ pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
     std::str::from_utf8(payload).map_err(BadLine::not_utf8)
 }
 
+/// `raw` read as the view `T` (a struct or a list, never read from a
+/// string), `None` when it does not fit. A string is refused before
+/// serde_json reads it: the error would quote the whole string (a prompt, a
+/// tool's output) escaped character by character, only to be dropped. On a
+/// Claude Code transcript that was a fifth of a replay.
+pub(crate) fn view_of<'a, T: serde::Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+    if raw.get().starts_with('"') {
+        return None;
+    }
+    serde_json::from_str(raw.get()).ok()
+}
+
 /// A raw value as a `serde_json::Value`, for metadata ([`json_value`]).
 pub(crate) fn raw_value(raw: &RawValue) -> Value {
     json_value(raw.get())
@@ -206,5 +218,23 @@ mod tests {
         assert!(matches!(raw_text(&escaped), Cow::Owned(_)));
         assert_eq!(raw_text(&raw(r#"{"k": [1, "x"]}"#)), r#"{"k": [1, "x"]}"#, "a structure is its JSON as sent");
         assert_eq!(raw_text(&raw(r#""""#)), "");
+    }
+
+    #[test]
+    fn a_view_is_read_from_what_fits_and_never_from_a_string() {
+        let raw = |json: &str| RawValue::from_string(json.to_owned()).unwrap();
+        let list = raw(r#"[1, "a", {"k": 2}]"#);
+        let items: Vec<&RawValue> = view_of(&list).unwrap();
+        assert_eq!(items.iter().map(|i| i.get()).collect::<Vec<_>>(), ["1", r#""a""#, r#"{"k": 2}"#]);
+        assert!(view_of::<Vec<&RawValue>>(&raw(r#""[1, 2]""#)).is_none(), "a string, whatever it holds");
+        assert!(view_of::<Vec<&RawValue>>(&raw(r#"{"k": 1}"#)).is_none(), "another type");
+        #[derive(serde::Deserialize)]
+        struct View<'a> {
+            #[serde(borrow)]
+            k: &'a str,
+        }
+        let object = raw(r#"{"k": "v"}"#);
+        assert_eq!(view_of::<View<'_>>(&object).unwrap().k, "v");
+        assert!(view_of::<View<'_>>(&raw(r#""{\"k\": \"v\"}""#)).is_none());
     }
 }

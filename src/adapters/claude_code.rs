@@ -36,7 +36,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::{Block, Event, MessageStream};
-use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8};
+use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8, view_of};
 use super::support::{one, report, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -256,8 +256,7 @@ impl ClaudeCodeAdapter {
         if !id.is_empty() && self.streamed.iter().any(|streamed| streamed == id) {
             return;
         }
-        let blocks: Vec<&RawValue> =
-            message.content.and_then(|c| serde_json::from_str(c.get()).ok()).unwrap_or_default();
+        let blocks: Vec<&RawValue> = message.content.and_then(view_of).unwrap_or_default();
         for raw in blocks {
             let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
                 report(calls, session, AnomalyKind::UnknownContent, &format!("claude-code: block: {}", raw.get()));

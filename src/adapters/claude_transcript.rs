@@ -62,7 +62,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::Block;
-use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8};
+use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8, view_of};
 use super::run_lists;
 use super::support::{one, report, rfc3339_ms, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
@@ -582,7 +582,7 @@ impl ClaudeTranscriptAdapter {
             );
             return;
         };
-        let blocks: Option<Vec<&RawValue>> = serde_json::from_str(content.get()).ok();
+        let blocks: Option<Vec<&RawValue>> = view_of(content);
         let mut texts: Vec<Value> = Vec::new();
         let mut first_text = String::new();
         let mut results = false;
@@ -658,7 +658,7 @@ impl ClaudeTranscriptAdapter {
         let failed = block.is_error == Some(true);
         // A Task result names its subagent (`agentId`): the call is linked
         // to the subagent's session even when no progress line spoke for it.
-        if let Some(agent) = structured.and_then(|raw| serde_json::from_str::<Subagent<'_>>(raw.get()).ok()) {
+        if let Some(agent) = structured.and_then(view_of::<Subagent<'_>>) {
             if let Some(agent) = agent.agent_id {
                 let child = format!("{}/agent-{agent}", self.sessions[at].name);
                 self.link(at, id, &child, calls);
@@ -944,7 +944,7 @@ fn output_tokens(usage: &RawValue) -> u64 {
 /// blocks as their texts joined, anything else (images) its JSON as sent.
 fn result_text(content: Option<&RawValue>) -> String {
     let Some(content) = content else { return String::new() };
-    if let Ok(blocks) = serde_json::from_str::<Vec<Block<'_>>>(content.get()) {
+    if let Some(blocks) = view_of::<Vec<Block<'_>>>(content) {
         if blocks.iter().all(|b| b.kind == "text") {
             return blocks.iter().filter_map(|b| b.text.as_deref()).collect::<Vec<_>>().join("\n");
         }

@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, view_of};
 use super::run_lists::RunLists;
 use super::support::{one, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
@@ -710,7 +710,7 @@ fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
     let Some(content) = content.filter(|c| c.get() != "null") else { return (String::new(), Vec::new()) };
     // Most lists hold text items only: read in one pass. A list with any
     // other item is read again, item by item, to keep those whole.
-    if let Ok(parts) = serde_json::from_str::<Vec<Part<'_>>>(content.get()) {
+    if let Some(parts) = view_of::<Vec<Part<'_>>>(content) {
         let texts: Option<Vec<Cow<'_, str>>> = parts.into_iter().map(Part::text).collect();
         if let Some(texts) = texts {
             let mut text = String::new();
@@ -720,7 +720,7 @@ fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
             return (text, Vec::new());
         }
     }
-    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(content.get()) else {
+    let Some(items) = view_of::<Vec<&RawValue>>(content) else {
         return (raw_text(content).into_owned(), Vec::new());
     };
     let (mut text, mut others) = (String::new(), Vec::new());

@@ -56,7 +56,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_value, raw_string, raw_value, utf8};
+use super::borrowed::{json_value, raw_string, raw_value, utf8, view_of};
 use super::support::{json_text, one, parse_event, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -682,7 +682,7 @@ fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
 /// The `thoughts` summaries as reasoning: each one's subject, then its
 /// description, the summaries as paragraphs.
 fn thoughts_text(thoughts: Option<&RawValue>) -> String {
-    let Some(thoughts) = thoughts.and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok()) else {
+    let Some(thoughts) = thoughts.and_then(view_of::<Vec<&RawValue>>) else {
         return String::new();
     };
     let texts: Vec<String> = thoughts.into_iter().map(thought_text).filter(|text| !text.is_empty()).collect();

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde_json::value::RawValue;
 
 use super::wire::{ContentBlock, ToolContent};
+use crate::adapters::borrowed::view_of;
 
 /// What a `content` array renders to.
 #[derive(Debug, Default, PartialEq)]
@@ -23,7 +24,7 @@ pub(super) struct Rendered {
 
 /// Renders a `content` array; `None` when it is not an array of blocks.
 pub(super) fn render(content: &RawValue) -> Option<Rendered> {
-    let blocks: Vec<ToolContent<'_>> = serde_json::from_str(content.get()).ok()?;
+    let blocks: Vec<ToolContent<'_>> = view_of(content)?;
     let mut rendered = Rendered { only_text: !blocks.is_empty(), ..Rendered::default() };
     let mut parts: Vec<String> = Vec::new();
     for block in &blocks {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::wire::{self, ContentBlock, Params, Update, UpdateMeta};
 use super::{AcpAdapter, CallSink};
+use crate::adapters::borrowed::view_of;
 use crate::adapters::support::{one, report};
 use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta};
@@ -192,7 +193,7 @@ impl AcpAdapter {
 
     /// The prompt's text (its text blocks, joined) and its other blocks.
     fn prompt(&mut self, session: &str, prompt: &RawValue, calls: &mut dyn CallSink) {
-        let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(prompt.get()) else {
+        let Some(blocks) = view_of::<Vec<&RawValue>>(prompt) else {
             let meta = one("acp_prompt", wire::value(prompt));
             return calls.call(Some(session), Call::RunMeta { meta: &meta });
         };
