@@ -330,6 +330,28 @@ fn main() {
         replay_as("claude-transcript", "records", if big { &large } else { &small })
     });
 
+    // And in AI SDK UI streams: a run's responses (one a step of a
+    // multi-step run) were given whole at every step.
+    let ai_sdk_steps = |steps: usize| {
+        let mut input = String::new();
+        for n in 0..steps {
+            input.push_str(&format!("{{\"type\":\"start\",\"messageId\":\"m{n}\"}}\n"));
+            input.push_str(&format!(
+                "{{\"type\":\"tool-input-available\",\"toolCallId\":\"c{n}\",\"toolName\":\"t\",\"input\":{{}}}}\n"
+            ));
+            input.push_str("{\"type\":\"finish\"}\n");
+            input.push_str(&format!(
+                "{{\"type\":\"tool-output-available\",\"toolCallId\":\"c{n}\",\"output\":\"ok\"}}\n"
+            ));
+        }
+        input.push_str("{\"type\":\"finish\"}\n");
+        input
+    };
+    let (small, large) = (ai_sdk_steps(5_000), ai_sdk_steps(10_000));
+    ratio("AI SDK run of many steps", "5k", "10k", |big| {
+        replay_as("ai-sdk", "records", if big { &large } else { &small })
+    });
+
     // Closing a session found it by a scan of every session seen, and the
     // names of closed sessions were never freed.
     let open_and_close = |sessions: usize| {

@@ -134,6 +134,12 @@ pub struct AiSdkAdapter {
     /// `messageMetadata`, `finishReason`), in order: run meta
     /// `ai_sdk_responses`.
     responses: Vec<Map<String, Value>>,
+    /// `ai_sdk_responses` was given this run, at its first response (which
+    /// fixes the key's place among the run's metadata): it is given whole
+    /// again only as the run ends, not after every response (a run of n
+    /// responses would copy n²/2 of them).
+    #[serde(default)]
+    told: bool,
 }
 
 /// One chunk, as the adapter reads it: every field of every chunk type,
@@ -218,10 +224,15 @@ impl Adapter for AiSdkAdapter {
         Ok(())
     }
 
-    /// An `error` with no `finish` after it still fails the run.
+    /// An `error` with no `finish` after it still fails the run; a run
+    /// left running gets its responses whole (the end of input finishes
+    /// it).
     fn end(&mut self, calls: &mut dyn CallSink) {
         if self.failed && !self.finished {
             self.end_run(FinishReason::Failed, calls);
+        } else if !self.finished {
+            // Left running: the end of input finishes it.
+            self.give_responses(calls);
         }
     }
 }
@@ -416,7 +427,19 @@ impl AiSdkAdapter {
         &mut self.responses[last]
     }
 
-    fn tell_responses(&self, calls: &mut dyn CallSink) {
+    /// The run's responses, at its first: later ones wait for the run's
+    /// end ([`give_responses`](Self::give_responses)).
+    fn tell_responses(&mut self, calls: &mut dyn CallSink) {
+        if !std::mem::replace(&mut self.told, true) {
+            self.give_responses(calls);
+        }
+    }
+
+    /// The run's responses, whole (none when it has none).
+    fn give_responses(&self, calls: &mut dyn CallSink) {
+        if self.responses.is_empty() {
+            return;
+        }
         let responses = self.responses.iter().cloned().map(Value::Object).collect();
         let meta = one("ai_sdk_responses", Value::Array(responses));
         calls.call(None, Call::RunMeta { meta: &meta });
@@ -458,6 +481,7 @@ impl AiSdkAdapter {
     }
 
     fn end_run(&mut self, reason: FinishReason, calls: &mut dyn CallSink) {
+        self.give_responses(calls);
         calls.call(None, Call::Finish { reason });
         self.finished = true;
     }
@@ -469,6 +493,7 @@ impl AiSdkAdapter {
         self.failed = false;
         self.pending.clear();
         self.responses.clear();
+        self.told = false;
     }
 }
 

@@ -601,3 +601,33 @@ fn detection_is_specific() {
     assert_eq!(recognised(r#"{"type":"error","message":"x"}"#), None);
     assert_eq!(recognised(r#"{"type":"file","path":"a"}"#), None);
 }
+
+/// Every response of a run is in its `ai_sdk_responses`, in order, with what
+/// each said of itself, whether the run finishes or is left waiting for a
+/// tool's result at the end of input.
+#[test]
+fn a_runs_responses_hold_every_step_however_the_run_ends() {
+    let step = |n: usize| {
+        [
+            format!(r#"{{"type":"start","messageId":"m{n}"}}"#),
+            format!(r#"{{"type":"tool-input-available","toolCallId":"c{n}","toolName":"t","input":{{}}}}"#),
+            r#"{"type":"finish","finishReason":"tool-calls"}"#.to_owned(),
+            format!(r#"{{"type":"tool-output-available","toolCallId":"c{n}","output":"ok"}}"#),
+        ]
+    };
+    let mut lines: Vec<String> = (1..=3).flat_map(step).collect();
+    lines.push(r#"{"type":"finish","finishReason":"stop"}"#.to_owned());
+    lines.extend(step(4).into_iter().take(3));
+    lines.push(r#"{"type":"start","messageId":"m5"}"#.to_owned());
+    let out = clean_replay((lines.join("\n") + "\n").as_bytes(), "ai-sdk", "records");
+    let summaries = of_type(&out, "summary");
+    assert_eq!(summaries.len(), 2);
+    let ids = |s: &Value| -> Vec<Value> {
+        s["ai_sdk_responses"].as_array().unwrap().iter().map(|r| r["message_id"].clone()).collect()
+    };
+    assert_eq!(summaries[0]["finish_reason"], "completed");
+    assert_eq!(ids(summaries[0]), [json!("m1"), json!("m2"), json!("m3")]);
+    assert_eq!(summaries[0]["ai_sdk_responses"][1]["finish_reason"], "tool-calls");
+    assert_eq!(summaries[1]["finish_reason"], "interrupted");
+    assert_eq!(ids(summaries[1]), [json!("m4"), json!("m5")]);
+}
