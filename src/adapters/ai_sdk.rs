@@ -134,12 +134,6 @@ pub struct AiSdkAdapter {
     /// `messageMetadata`, `finishReason`), in order: run meta
     /// `ai_sdk_responses`.
     responses: Vec<Map<String, Value>>,
-    /// `ai_sdk_responses` was given this run, at its first response (which
-    /// fixes the key's place among the run's metadata): it is given whole
-    /// again only as the run ends, not after every response (a run of n
-    /// responses would copy n²/2 of them).
-    #[serde(default)]
-    told: bool,
 }
 
 /// One chunk, as the adapter reads it: every field of every chunk type,
@@ -427,10 +421,12 @@ impl AiSdkAdapter {
         &mut self.responses[last]
     }
 
-    /// The run's responses, at its first: later ones wait for the run's
-    /// end ([`give_responses`](Self::give_responses)).
-    fn tell_responses(&mut self, calls: &mut dyn CallSink) {
-        if !std::mem::replace(&mut self.told, true) {
+    /// The run's responses while it has one, which fixes the key's place
+    /// among the run's metadata; later ones wait for the run's end
+    /// ([`give_responses`](Self::give_responses)): given whole after every
+    /// response, a run of n responses would copy n²/2 of them.
+    fn tell_responses(&self, calls: &mut dyn CallSink) {
+        if self.responses.len() == 1 {
             self.give_responses(calls);
         }
     }
@@ -493,7 +489,6 @@ impl AiSdkAdapter {
         self.failed = false;
         self.pending.clear();
         self.responses.clear();
-        self.told = false;
     }
 }
 
