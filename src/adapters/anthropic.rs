@@ -149,11 +149,11 @@ pub(crate) struct Event<'a> {
     #[serde(default)]
     pub index: Option<u64>,
     #[serde(borrow, default)]
-    pub message: Option<MessageInfo<'a>>,
+    pub message: Option<Box<MessageInfo<'a>>>,
     /// Decoded in the same pass as the event; the rare paths that keep a
     /// block or delta as it came read it again from the event's text.
     #[serde(borrow, default)]
-    pub content_block: Option<Block<'a>>,
+    pub content_block: Option<Box<Block<'a>>>,
     #[serde(borrow, default)]
     pub delta: Option<Delta<'a>>,
     #[serde(borrow, default)]

@@ -109,7 +109,7 @@ struct Event<'a> {
     #[serde(borrow, default)]
     item: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    response: Option<Response<'a>>,
+    response: Option<Box<Response<'a>>>,
     #[serde(borrow, default)]
     annotation: Option<&'a RawValue>,
     /// `error`: the error, or its fields at the top.
