@@ -374,7 +374,8 @@ impl CodexRolloutAdapter {
         }
     }
 
-    /// One more item of a list the run gathers, given whole.
+    /// One more item of a list the run gathers: the list is given at its
+    /// first item, and whole as the run ends (`run_lists`).
     fn push(&mut self, key: &str, value: Value, calls: &mut dyn CallSink) {
         let Some(first) = self.lists.push(key, value) else { return };
         for (key, list) in first {
