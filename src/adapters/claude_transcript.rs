@@ -756,9 +756,10 @@ impl Session {
     }
 
     /// The run's lists, whole, as it ends (each was given at its first
-    /// items only: see `run_lists`).
+    /// items only: see `run_lists`); they start empty for the next run.
     fn give_lists(&mut self, calls: &mut dyn CallSink) {
-        let lists = [run_lists::whole(&self.run_side, USER_LINES), run_lists::whole(&self.synthetic, SYNTHETIC)];
+        let lists =
+            [run_lists::end_run(&mut self.run_side, USER_LINES), run_lists::end_run(&mut self.synthetic, SYNTHETIC)];
         for meta in lists.into_iter().flatten() {
             calls.call(Some(&self.name), Call::RunMeta { meta: &meta });
         }

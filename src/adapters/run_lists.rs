@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::support::one;
 use crate::model::Meta;
 
 /// A run's lists, by metadata key. Saved as the map it is (an adapter's
@@ -27,14 +28,9 @@ pub(crate) struct RunLists(BTreeMap<String, Vec<Value>>);
 
 impl RunLists {
     /// Adds `item` to `key`'s list. The metadata to give now: the list, when
-    /// `item` is its first (later items wait for [`whole`](Self::whole)).
+    /// `item` is its first (later items wait for [`end_run`](Self::end_run)).
     pub(crate) fn push(&mut self, key: &str, item: Value) -> Option<Meta> {
-        let list = self.0.entry(key.to_owned()).or_default();
-        list.push(item);
-        match list.as_slice() {
-            [first] => Some(one_list(key, vec![first.clone()])),
-            _ => None,
-        }
+        extend(self.0.entry(key.to_owned()).or_default(), key, [item])
     }
 
     /// The run ends: every list that grew after its first item, whole, to
@@ -43,8 +39,7 @@ impl RunLists {
     pub(crate) fn end_run(&mut self) -> Option<Meta> {
         let meta: Meta = std::mem::take(&mut self.0)
             .into_iter()
-            .filter(|(_, list)| list.len() > 1)
-            .map(|(key, list)| (key, Value::Array(list)))
+            .filter_map(|(key, list)| grown(list).map(|list| (key, list)))
             .collect();
         (!meta.is_empty()).then_some(meta)
     }
@@ -56,19 +51,20 @@ impl RunLists {
 pub(crate) fn extend(list: &mut Vec<Value>, key: &str, items: impl IntoIterator<Item = Value>) -> Option<Meta> {
     let first = list.is_empty();
     list.extend(items);
-    (first && !list.is_empty()).then(|| one_list(key, list.clone()))
+    (first && !list.is_empty()).then(|| one(key, Value::Array(list.clone())))
 }
 
-/// A list kept in a field of its own, whole, to give as its run ends:
-/// `None` when it holds at most one item (given whole when it came).
-pub(crate) fn whole(list: &[Value], key: &str) -> Option<Meta> {
-    (list.len() > 1).then(|| one_list(key, list.to_vec()))
+/// A list kept in a field of its own, as its run ends ([`RunLists::end_run`]
+/// for one list): taken whole, the field left empty; `None` when it held at
+/// most one item (given whole when it came).
+pub(crate) fn end_run(list: &mut Vec<Value>, key: &str) -> Option<Meta> {
+    grown(std::mem::take(list)).map(|list| one(key, list))
 }
 
-fn one_list(key: &str, list: Vec<Value>) -> Meta {
-    let mut meta = Meta::new();
-    meta.insert(key.to_owned(), Value::Array(list));
-    meta
+/// A list as the value to give as its run ends: only when it grew after its
+/// first items were given.
+fn grown(list: Vec<Value>) -> Option<Value> {
+    (list.len() > 1).then(|| Value::Array(list))
 }
 
 #[cfg(test)]
@@ -95,8 +91,9 @@ mod tests {
         assert_eq!(extend(&mut list, "k", []), None);
         assert_eq!(Value::Object(extend(&mut list, "k", [json!(1), json!(2)]).unwrap()), json!({"k": [1, 2]}));
         assert_eq!(extend(&mut list, "k", [json!(3)]), None);
-        assert_eq!(Value::Object(whole(&list, "k").unwrap()), json!({"k": [1, 2, 3]}));
-        assert_eq!(whole(&[json!(1)], "k"), None);
+        assert_eq!(Value::Object(end_run(&mut list, "k").unwrap()), json!({"k": [1, 2, 3]}));
+        assert!(list.is_empty(), "the next run's list starts empty");
+        assert_eq!(end_run(&mut vec![json!(1)], "k"), None);
     }
 
     #[test]
