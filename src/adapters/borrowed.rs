@@ -23,10 +23,16 @@ pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
 /// tool's output) escaped character by character, only to be dropped. On a
 /// Claude Code transcript that was a fifth of a replay.
 pub(crate) fn view_of<'a, T: serde::Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
-    if raw.get().starts_with('"') {
+    view_of_json(raw.get())
+}
+
+/// JSON text (a value already read once, such as a field's raw text) read
+/// as the view `T`, as [`view_of`] reads a raw value.
+pub(crate) fn view_of_json<'a, T: serde::Deserialize<'a>>(json: &'a str) -> Option<T> {
+    if json.starts_with('"') {
         return None;
     }
-    serde_json::from_str(raw.get()).ok()
+    serde_json::from_str(json).ok()
 }
 
 /// A raw value as a `serde_json::Value`, for metadata ([`json_value`]).
@@ -38,13 +44,26 @@ pub(crate) fn raw_value(raw: &RawValue) -> Value {
 /// serde_json builds values (128 levels) does not parse into one: it is
 /// kept as its text, a string, rather than replaced or dropped.
 pub(crate) fn json_value(json: &str) -> Value {
+    // A string with nothing to unescape is its text between the quotes:
+    // most metadata (ids, model names, timestamps) is such a string, and
+    // the parser would copy it through a value visitor.
+    if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+        if !inner.bytes().any(|byte| byte == b'"' || byte == b'\\' || byte < 0x20) {
+            return Value::String(inner.to_owned());
+        }
+    }
     serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_owned()))
 }
 
 /// A value the protocol puts where text goes (arguments, raw output): a
 /// string is its own text, anything else its JSON as sent.
 pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
-    let json = raw.get();
+    json_as_text(raw.get())
+}
+
+/// The text of a JSON value, as [`raw_text`] gives a raw value's: `json`
+/// must be valid JSON (a value read once already).
+pub(crate) fn json_as_text(json: &str) -> Cow<'_, str> {
     if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
         // A raw value is valid JSON: a string without a backslash is its
         // own text between the quotes (no parse, and no error built to
@@ -62,7 +81,14 @@ pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
 /// A raw value's text when it is a JSON string; `None` for any other
 /// value.
 pub(crate) fn raw_string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    raw.get().starts_with('"').then(|| raw_text(raw))
+    json_string(raw.get())
+}
+
+/// The text of JSON text that is a string, as [`raw_string`] gives a raw
+/// value's; `None` for any other value. `json` must be valid JSON (a
+/// value read once already).
+pub(crate) fn json_string(json: &str) -> Option<Cow<'_, str>> {
+    json.starts_with('"').then(|| json_as_text(json))
 }
 
 /// An identifier as text: a string as it is, a number or a boolean as its
@@ -207,6 +233,18 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Key<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_value_reads_a_plain_string_as_the_parser_does() {
+        for json in
+            [r#""plain""#, r#""""#, r#""é ✓""#, r#""a\"b""#, r#""tab\tnew\n""#, r#""\u00e9""#, "\"raw\ttab\"", "\"open"]
+        {
+            let parsed = serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_owned()));
+            assert_eq!(json_value(json), parsed, "{json}");
+        }
+        assert_eq!(json_value(r#""a\"b""#), Value::String("a\"b".into()));
+        assert_eq!(json_value("\"raw\ttab\""), Value::String("\"raw\ttab\"".into()));
+    }
 
     #[test]
     fn raw_text_borrows_plain_strings_and_unescapes_the_rest() {

@@ -270,9 +270,90 @@ struct Message<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     stop_reason: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<Content<'a>>,
     #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
+}
+
+/// A message's `content`: its blocks, raw, read with the line (a list of
+/// blocks is most of a transcript's bytes: read once, not as a raw value
+/// and then again as a list); a string; anything else as a value.
+#[derive(Debug)]
+enum Content<'a> {
+    Blocks(Vec<&'a RawValue>),
+    Text(Cow<'a, str>),
+    Other(Value),
+}
+
+impl Content<'_> {
+    /// The content as a value, as it was sent.
+    fn value(&self) -> Value {
+        match self {
+            Content::Blocks(blocks) => Value::Array(blocks.iter().map(|raw| raw_value(raw)).collect()),
+            Content::Text(text) => Value::String(text.clone().into_owned()),
+            Content::Other(value) => value.clone(),
+        }
+    }
+
+    /// The content as text: a string's own, any other value's JSON.
+    fn text(&self) -> Cow<'_, str> {
+        match self {
+            Content::Text(text) => Cow::Borrowed(text),
+            other => Cow::Owned(other.value().to_string()),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{MapAccess, SeqAccess, Visitor};
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Content<'a>, S::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(block) = seq.next_element::<&'a RawValue>()? {
+                    blocks.push(block);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(text)))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Content<'a>, M::Error> {
+                let mut object = Map::new();
+                while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                    object.insert(key, value);
+                }
+                Ok(Content::Other(Value::Object(object)))
+            }
+            fn visit_bool<E>(self, value: bool) -> Result<Content<'a>, E> {
+                Ok(Content::Other(value.into()))
+            }
+            fn visit_i64<E>(self, value: i64) -> Result<Content<'a>, E> {
+                Ok(Content::Other(value.into()))
+            }
+            fn visit_u64<E>(self, value: u64) -> Result<Content<'a>, E> {
+                Ok(Content::Other(value.into()))
+            }
+            fn visit_f64<E>(self, value: f64) -> Result<Content<'a>, E> {
+                Ok(Content::Other(value.into()))
+            }
+            fn visit_unit<E>(self) -> Result<Content<'a>, E> {
+                Ok(Content::Other(Value::Null))
+            }
+        }
+        deserializer.deserialize_any(Visit(std::marker::PhantomData))
+    }
 }
 
 /// A `progress` line's `data`: a subagent's message (`agent_progress`),
@@ -502,7 +583,7 @@ impl ClaudeTranscriptAdapter {
             // Claude Code's own stand-in for a response: no model call.
             session.flush(calls);
             session.begin_turn(false, calls);
-            let text = message.content.map(raw_value).unwrap_or(Value::Null);
+            let text = message.content.as_ref().map_or(Value::Null, Content::value);
             if let Some(first) = run_lists::extend(&mut session.synthetic, SYNTHETIC, [text]) {
                 session.run_meta(first, calls);
             }
@@ -545,16 +626,15 @@ impl ClaudeTranscriptAdapter {
                 }
             }
         }
-        let blocks: Vec<&RawValue> = match message.content.map(|c| serde_json::from_str(c.get())) {
-            Some(Ok(blocks)) => blocks,
-            Some(Err(_)) => {
+        let blocks: &[&RawValue] = match &message.content {
+            Some(Content::Blocks(blocks)) => blocks,
+            Some(content) => {
                 // Content that is not a list of blocks (a bare string).
-                let content = message.content.map_or("", RawValue::get);
-                let detail = format!("claude-transcript: assistant content: {content}");
+                let detail = format!("claude-transcript: assistant content: {}", content.value());
                 report(calls, Some(&session.name), AnomalyKind::UnknownContent, &detail);
-                Vec::new()
+                &[]
             }
-            None => Vec::new(),
+            None => &[],
         };
         for raw in blocks {
             if may_be_tool_use(raw.get()) {
@@ -571,7 +651,7 @@ impl ClaudeTranscriptAdapter {
     /// A `user` line: tool results, the prompt, an interrupt, or a line
     /// that is not a prompt to the model.
     fn user(&mut self, at: usize, line: &Line<'_>, calls: &mut dyn CallSink) {
-        let content = line.message.as_ref().and_then(|m| m.content);
+        let content = line.message.as_ref().and_then(|m| m.content.as_ref());
         let Some(content) = content else {
             let session = &self.sessions[at];
             report(
@@ -582,17 +662,20 @@ impl ClaudeTranscriptAdapter {
             );
             return;
         };
-        let blocks: Option<Vec<&RawValue>> = view_of(content);
+        let blocks = match content {
+            Content::Blocks(blocks) => Some(blocks),
+            _ => None,
+        };
         let mut texts: Vec<Value> = Vec::new();
         let mut first_text = String::new();
         let mut results = false;
         match &blocks {
             None => {
-                first_text = raw_text(content).into_owned();
-                texts.push(raw_value(content));
+                first_text = content.text().into_owned();
+                texts.push(content.value());
             }
             Some(blocks) => {
-                for raw in blocks {
+                for raw in blocks.iter() {
                     match serde_json::from_str::<Block<'_>>(raw.get()) {
                         Ok(block) if block.kind == "tool_result" => {
                             results = true;
@@ -614,7 +697,7 @@ impl ClaudeTranscriptAdapter {
         }
         let session = &mut self.sessions[at];
         let kept = match blocks {
-            None => raw_value(content),
+            None => content.value(),
             Some(_) => Value::Array(texts),
         };
         if first_text.starts_with(INTERRUPT) {
@@ -831,7 +914,7 @@ impl Session {
                         signatures.push(Value::from(signature.as_ref()));
                     }
                 }
-                ("tool_use" | "server_tool_use" | "mcp_tool_use", _, _) => tools.push(raw),
+                ("tool_use" | "server_tool_use" | "mcp_tool_use", _, _) => tools.push(block),
                 // Kept whole: its text is encrypted.
                 ("redacted_thinking", _, _) => {
                     calls.call(session, Call::RoundMeta { meta: &one("claude_redacted_thinking", json_value(raw)) });
@@ -841,8 +924,7 @@ impl Session {
         }
         // Text first and calls after, whatever order the blocks came in: a
         // text after a call would otherwise close the round (rule 2).
-        for raw in &tools {
-            let Ok(block) = serde_json::from_str::<Block<'_>>(raw) else { continue };
+        for block in &tools {
             let id = block.id.as_deref().unwrap_or("");
             let name = block.name.as_deref().unwrap_or("");
             calls.call(session, Call::ToolCall { id, title: name, name });

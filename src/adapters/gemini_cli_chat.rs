@@ -50,13 +50,13 @@
 //! ```
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_value, raw_string, raw_value, utf8, view_of};
+use super::borrowed::{json_string, json_value, raw_string, raw_value, utf8, view_of_json, Fields, Key};
 use super::support::{json_text, one, parse_event, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -133,11 +133,16 @@ pub struct GeminiCliChatAdapter {
     indexed: usize,
     /// JSON lines: the ids of the messages translated, whose later records
     /// can no longer change what was read.
-    done: BTreeSet<String>,
+    #[serde(default, serialize_with = "crate::pairs::sorted_set")]
+    done: crate::hash::HashSet<String>,
     /// A run holds something: the next prompt finishes it first.
     open: bool,
     last: Last,
-    /// The run's token counts, summed over its model messages.
+    /// The run's token counts, summed over its model messages: given at
+    /// the first message with counts (which places the key in the run's
+    /// metadata) and whole as the run finishes, as nothing reads a run's
+    /// metadata before its summary. Given after every message, a run of n
+    /// messages would copy the sum n times.
     usage: Meta,
     /// The open round holds text (reasoning) of a model message with no
     /// tool call: the next message's text (reasoning) is a new paragraph.
@@ -156,12 +161,27 @@ impl Adapter for GeminiCliChatAdapter {
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         // A message record, the most of a file, is held as its text until
-        // its prompt is over: read here only for its id and type.
+        // its prompt is over: read here for its id and type, and where its
+        // fields are, so that it is not parsed again when it is translated.
         let text = utf8(payload)?;
-        if let Some(head) = is_object(text).then(|| serde_json::from_str::<Message<'_>>(text).ok()).flatten() {
+        if let Some(head) = Message::read(text) {
             if let Some(id) = head.message_id() {
-                let user = head.kind.and_then(raw_string).is_some_and(|kind| kind == "user");
-                self.record(Held { id, user, json: text.into() }, calls);
+                let user = head.kind.and_then(json_string).is_some_and(|kind| kind == "user");
+                let spans = Spans::of(&head, text);
+                self.record(Held { id, user, json: text.into(), spans }, calls);
+                return Ok(());
+            }
+            if let (Some(Some(messages)), true) = (&head.messages, head.session_id.is_some()) {
+                // A whole document: every message, and the last run ends
+                // with it. Its other fields are the session's.
+                let fields: Fields<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+                let session_id = head.session_id.and_then(json_string);
+                let session = fields.0.iter().filter(|(key, _)| key != "messages");
+                self.merge_session(session_id.as_deref(), session.map(|(key, value)| (key.as_ref(), raw_value(value))));
+                for message in messages {
+                    self.message(message.get(), None, calls);
+                }
+                self.finish(calls);
                 return Ok(());
             }
         }
@@ -169,18 +189,6 @@ impl Adapter for GeminiCliChatAdapter {
         let Value::Object(record) = record else {
             return Err(BadLine::new("not a JSON object"));
         };
-        if let Some(messages) = record.get("messages").and_then(Value::as_array) {
-            if record.contains_key("sessionId") {
-                // A whole document: every message, and the last run ends
-                // with it.
-                self.merge_session(&record);
-                for message in messages {
-                    self.message(&message.to_string(), calls);
-                }
-                self.finish(calls);
-                return Ok(());
-            }
-        }
         if let Some(patch) = record.get("$set") {
             self.set(patch, &record, calls);
             return Ok(());
@@ -190,7 +198,8 @@ impl Adapter for GeminiCliChatAdapter {
             return Ok(());
         }
         if record.contains_key("sessionId") && record.contains_key("projectHash") {
-            self.merge_session(&record);
+            let session_id = record.get("sessionId").and_then(Value::as_str);
+            self.merge_session(session_id, record.iter().map(|(key, value)| (key.as_str(), value.clone())));
             return Ok(());
         }
         if record.get("type").is_some_and(Value::is_string) {
@@ -214,17 +223,16 @@ impl GeminiCliChatAdapter {
         self.name.as_deref()
     }
 
-    /// Keeps the session's fields (all but its messages); its first
-    /// `sessionId` names the session, unless a message was read before it.
-    fn merge_session(&mut self, record: &Map<String, Value>) {
+    /// Keeps the session's fields (all but a document's messages); its
+    /// first `sessionId` names the session, unless a message was read
+    /// before it.
+    fn merge_session<'k>(&mut self, session_id: Option<&str>, fields: impl Iterator<Item = (&'k str, Value)>) {
         let fresh = self.name.is_none() && !self.open && self.done.is_empty() && self.pending.is_empty();
-        if let (true, Some(id)) = (fresh, record.get("sessionId").and_then(Value::as_str)) {
+        if let (true, Some(id)) = (fresh, session_id) {
             self.name = Some(id.to_owned());
         }
-        for (key, value) in record {
-            if key != "messages" {
-                self.session.insert(key.clone(), value.clone());
-            }
+        for (key, value) in fields {
+            self.session.insert(key.to_owned(), value);
         }
     }
 
@@ -321,11 +329,11 @@ impl GeminiCliChatAdapter {
     fn flush(&mut self, calls: &mut dyn CallSink) {
         self.truncate_index();
         for message in std::mem::take(&mut self.pending) {
-            let Held { id, json, .. } = message;
+            let Held { id, json, spans, .. } = message;
             if let Some(id) = id {
                 self.done.insert(id);
             }
-            self.message(&json, calls);
+            self.message(&json, spans.as_ref(), calls);
         }
     }
 
@@ -336,6 +344,10 @@ impl GeminiCliChatAdapter {
     fn finish(&mut self, calls: &mut dyn CallSink) {
         if !self.open {
             return;
+        }
+        if !self.usage.is_empty() {
+            let usage = std::mem::take(&mut self.usage);
+            calls.call(self.session(), Call::RunMeta { meta: &one("gemini_cli_chat_usage", Value::Object(usage)) });
         }
         if !self.session.is_empty() {
             calls.call(
@@ -352,30 +364,16 @@ impl GeminiCliChatAdapter {
         calls.call(self.session(), Call::Finish { reason });
         self.open = false;
         self.last = Last::Prompt;
-        self.usage = Meta::new();
         self.open_message = false;
         self.open_thought = false;
     }
 
-    /// One message of the conversation, as JSON.
-    fn message(&mut self, json: &str, calls: &mut dyn CallSink) {
-        if !is_object(json) {
-            return self.unknown_message(json, calls);
-        }
-        match serde_json::from_str::<Message<'_>>(json) {
-            Ok(view) => self.message_view(&view, json, calls),
-            // A key written twice (the view takes each once): read as a
-            // value, whose last key wins.
-            Err(_) => match json_value(json) {
-                Value::Object(map) => {
-                    let json = Value::Object(map).to_string();
-                    match serde_json::from_str::<Message<'_>>(&json) {
-                        Ok(view) => self.message_view(&view, &json, calls),
-                        Err(_) => self.unknown_message(&json, calls),
-                    }
-                }
-                _ => self.unknown_message(json, calls),
-            },
+    /// One message of the conversation, as JSON; `spans`, where its fields
+    /// are when they were found as it was read.
+    fn message(&mut self, json: &str, spans: Option<&Spans>, calls: &mut dyn CallSink) {
+        match spans.and_then(|spans| spans.message(json)).or_else(|| Message::read(json)) {
+            Some(view) => self.message_view(&view, json, calls),
+            None => self.unknown_message(json, calls),
         }
     }
 
@@ -387,10 +385,10 @@ impl GeminiCliChatAdapter {
     }
 
     fn message_view(&mut self, message: &Message<'_>, json: &str, calls: &mut dyn CallSink) {
-        if let Some(at_ms) = message.timestamp.and_then(raw_string).as_deref().and_then(rfc3339_ms) {
+        if let Some(at_ms) = message.timestamp.and_then(json_string).as_deref().and_then(rfc3339_ms) {
             calls.clock(at_ms);
         }
-        match message.kind.and_then(raw_string).as_deref() {
+        match message.kind.and_then(json_string).as_deref() {
             Some("user") => {
                 if self.open {
                     self.finish(calls);
@@ -401,7 +399,7 @@ impl GeminiCliChatAdapter {
                 let (prompt, _) = content_text(message.content);
                 let mut meta = one("gemini_cli_chat_prompt", Value::from(prompt));
                 if let Some(id) = message.id {
-                    meta.insert("gemini_cli_chat_prompt_id".into(), raw_value(id));
+                    meta.insert("gemini_cli_chat_prompt_id".into(), json_value(id));
                 }
                 calls.call(self.session(), Call::RunMeta { meta: &meta });
             }
@@ -429,11 +427,13 @@ impl GeminiCliChatAdapter {
     /// A `gemini` message: one model response.
     fn model_message(&mut self, message: &Message<'_>, calls: &mut dyn CallSink) {
         self.open = true;
-        let thought = thoughts_text(message.thoughts);
-        let has_thought = !thought.is_empty();
+        // A new paragraph of the open round's reasoning, or its first.
+        let lead = if self.open_thought { "\n\n" } else { "" };
+        let mut thought = String::from(lead);
+        thoughts_text(message.thoughts, &mut thought);
+        let has_thought = thought.len() > lead.len();
         if has_thought {
-            let text = if self.open_thought { format!("\n\n{thought}") } else { thought };
-            calls.call(self.session(), Call::Thought { text: &text });
+            calls.call(self.session(), Call::Thought { text: &thought });
         }
         let (text, unread) = content_text(message.content);
         for part in unread {
@@ -445,18 +445,22 @@ impl GeminiCliChatAdapter {
             let text = if self.open_message { format!("\n\n{text}") } else { text };
             calls.call(self.session(), Call::Message { text: &text });
         }
+        let tokens = message.tokens.filter(|raw| *raw != "null").map(json_value);
         let mut about = Map::new();
-        for (raw, name) in [(message.id, "id"), (message.model, "model"), (message.tokens, "tokens")] {
-            if let Some(raw) = raw.filter(|raw| raw.get() != "null") {
-                about.insert(name.into(), raw_value(raw));
+        for (raw, name) in [(message.id, "id"), (message.model, "model")] {
+            if let Some(raw) = raw.filter(|raw| *raw != "null") {
+                about.insert(name.into(), json_value(raw));
             }
+        }
+        if let Some(tokens) = &tokens {
+            about.insert("tokens".into(), tokens.clone());
         }
         if !about.is_empty() {
             let meta = one("gemini_cli_chat_messages", Value::Array(vec![Value::Object(about)]));
             calls.call(self.session(), Call::RoundMeta { meta: &meta });
         }
-        self.tokens(message.tokens.map(raw_value).as_ref(), calls);
-        let tool_calls = match message.tool_calls.map(raw_value) {
+        self.tokens(tokens.as_ref(), calls);
+        let tool_calls = match message.tool_calls.map(json_value) {
             Some(Value::Array(tool_calls)) => tool_calls,
             _ => Vec::new(),
         };
@@ -491,6 +495,7 @@ impl GeminiCliChatAdapter {
         // `cached` is part of `input`: never added to the total again.
         let parts = count("input").saturating_add(count("output")).saturating_add(count("thoughts"));
         let total = counts.get("total").and_then(Value::as_u64).unwrap_or(parts.saturating_add(count("tool")));
+        let first = self.usage.is_empty();
         for (key, value) in [
             ("input", count("input")),
             ("output", count("output")),
@@ -502,10 +507,12 @@ impl GeminiCliChatAdapter {
             let sum = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0).saturating_add(value);
             self.usage.insert(key.into(), sum.into());
         }
-        calls.call(
-            self.session(),
-            Call::RunMeta { meta: &one("gemini_cli_chat_usage", Value::Object(self.usage.clone())) },
-        );
+        if first {
+            calls.call(
+                self.session(),
+                Call::RunMeta { meta: &one("gemini_cli_chat_usage", Value::Object(self.usage.clone())) },
+            );
+        }
         if total > 0 {
             calls.call(self.session(), Call::TokenUsage { total });
         }
@@ -539,20 +546,23 @@ impl GeminiCliChatAdapter {
 }
 
 /// A message record held until its prompt is over: its id, whether it is
-/// a user's prompt, and its JSON as it came (a checkpoint holds it as a
-/// value, as it was read).
+/// a user's prompt, its JSON as it came (a checkpoint holds it as a value,
+/// as it was read), and where its fields are in it.
 #[derive(Debug)]
 struct Held {
     id: Option<String>,
     user: bool,
     json: Box<str>,
+    spans: Option<Spans>,
 }
 
 impl Held {
     fn from_value(message: Value) -> Held {
         let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
         let user = message.get("type").and_then(Value::as_str) == Some("user");
-        Held { id, user, json: message.to_string().into() }
+        // Found again when it is translated: a held message comes from a
+        // value only from a `$set` or a checkpoint.
+        Held { id, user, json: message.to_string().into(), spans: None }
     }
 }
 
@@ -568,39 +578,37 @@ impl<'de> Deserialize<'de> for Held {
     }
 }
 
-/// A record's fields, borrowed raw and read where they are used: a
-/// message's, and the keys that tell the other kinds of record.
-#[derive(Debug, Deserialize)]
+/// A record's fields as JSON text, borrowed and read where they are used:
+/// a message's, and the keys that tell the other kinds of record. A key
+/// written twice counts with its last value, as a map reads it.
+#[derive(Debug, Default)]
 struct Message<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    timestamp: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "type")]
-    kind: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    content: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    thoughts: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    model: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    tokens: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "toolCalls")]
-    tool_calls: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    messages: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "$set")]
-    set: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "$rewindTo")]
-    rewind: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "sessionId")]
-    session_id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present", rename = "projectHash")]
-    project_hash: Option<&'a RawValue>,
+    id: Option<&'a str>,
+    timestamp: Option<&'a str>,
+    kind: Option<&'a str>,
+    content: Option<&'a str>,
+    thoughts: Option<&'a str>,
+    model: Option<&'a str>,
+    tokens: Option<&'a str>,
+    tool_calls: Option<&'a str>,
+    /// A document's messages, when they are a list (a record whose
+    /// `messages` is not a list is not a document).
+    messages: Option<Option<Vec<&'a RawValue>>>,
+    set: Option<&'a str>,
+    rewind: Option<&'a str>,
+    session_id: Option<&'a str>,
+    project_hash: Option<&'a str>,
 }
 
-impl Message<'_> {
+impl<'a> Message<'a> {
+    /// The fields of a JSON object; `None` for anything else.
+    fn read(json: &'a str) -> Option<Message<'a>> {
+        if !json.trim_start().starts_with('{') {
+            return None;
+        }
+        serde_json::from_str(json).ok()
+    }
+
     /// A message record's id (`Some(None)`: a message without one), or
     /// `None` for a record of another kind: a message record has a string
     /// `type` and none of the other kinds' keys.
@@ -609,21 +617,138 @@ impl Message<'_> {
             || self.set.is_some()
             || self.rewind.is_some()
             || (self.session_id.is_some() && self.project_hash.is_some());
-        let message = !other && self.kind.is_some_and(|kind| kind.get().starts_with('"'));
-        message.then(|| self.id.and_then(raw_string).map(Cow::into_owned))
+        let message = !other && self.kind.is_some_and(|kind| kind.starts_with('"'));
+        message.then(|| self.id.and_then(json_string).map(Cow::into_owned))
+    }
+
+    /// The fields a message's translation reads, in the order of [`Spans`].
+    fn message_fields(&self) -> [Option<&'a str>; 8] {
+        [self.id, self.timestamp, self.kind, self.content, self.thoughts, self.model, self.tokens, self.tool_calls]
     }
 }
 
-/// A field that is there, `null` included (`Option`'s own reading takes
-/// `null` for absent).
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(deserializer).map(Some)
+impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
+            type Value = Message<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Message<'a>, M::Error> {
+                let mut message = Message::default();
+                while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
+                    let field = match key.as_ref() {
+                        "id" => &mut message.id,
+                        "timestamp" => &mut message.timestamp,
+                        "type" => &mut message.kind,
+                        "content" => &mut message.content,
+                        "thoughts" => &mut message.thoughts,
+                        "model" => &mut message.model,
+                        "tokens" => &mut message.tokens,
+                        "toolCalls" => &mut message.tool_calls,
+                        "messages" => {
+                            message.messages = Some(map.next_value::<List<'a>>()?.0);
+                            continue;
+                        }
+                        "$set" => &mut message.set,
+                        "$rewindTo" => &mut message.rewind,
+                        "sessionId" => &mut message.session_id,
+                        "projectHash" => &mut message.project_hash,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *field = Some(map.next_value::<&'a RawValue>()?.get());
+                }
+                Ok(message)
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
 }
 
-/// Whether JSON text is an object (a view would also read an array, by
-/// position).
-fn is_object(json: &str) -> bool {
-    json.trim_start().starts_with('{')
+/// A value that may be a list: its items, raw, or `None` for any other
+/// value.
+struct List<'a>(Option<Vec<&'a RawValue>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for List<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
+            type Value = List<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<List<'a>, S::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(item) = seq.next_element::<&'a RawValue>()? {
+                    items.push(item);
+                }
+                Ok(List(Some(items)))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<List<'a>, M::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(List(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<List<'a>, E> {
+                Ok(List(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<List<'a>, E> {
+                Ok(List(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<List<'a>, E> {
+                Ok(List(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<List<'a>, E> {
+                Ok(List(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<List<'a>, E> {
+                Ok(List(None))
+            }
+            fn visit_unit<E>(self) -> Result<List<'a>, E> {
+                Ok(List(None))
+            }
+        }
+        deserializer.deserialize_any(Visit(std::marker::PhantomData))
+    }
+}
+
+/// Where a held message's fields are in its JSON (start and end, in
+/// bytes; `(0, 0)` for a field it lacks), found as it was read: its
+/// translation, a prompt later, reads them there rather than parsing the
+/// message again.
+#[derive(Debug, Clone, Copy)]
+struct Spans([(u32, u32); 8]);
+
+impl Spans {
+    /// Where `message`'s fields are in `json`, the text it was read from
+    /// (`None` if one is not in it, which a borrowed read never gives).
+    fn of(message: &Message<'_>, json: &str) -> Option<Spans> {
+        let base = json.as_ptr() as usize;
+        let mut spans = [(0, 0); 8];
+        for (span, field) in spans.iter_mut().zip(message.message_fields()) {
+            let Some(field) = field else { continue };
+            let start = (field.as_ptr() as usize).checked_sub(base)?;
+            let end = start.checked_add(field.len())?;
+            json.get(start..end)?;
+            *span = (u32::try_from(start).ok()?, u32::try_from(end).ok()?);
+        }
+        Some(Spans(spans))
+    }
+
+    /// The message's fields, in `json`.
+    fn message<'a>(&self, json: &'a str) -> Option<Message<'a>> {
+        let mut fields = [None; 8];
+        for (field, &(start, end)) in fields.iter_mut().zip(&self.0) {
+            if end > 0 {
+                *field = Some(json.get(usize::try_from(start).ok()?..usize::try_from(end).ok()?)?);
+            }
+        }
+        let [id, timestamp, kind, content, thoughts, model, tokens, tool_calls] = fields;
+        Some(Message { id, timestamp, kind, content, thoughts, model, tokens, tool_calls, ..Message::default() })
+    }
 }
 
 /// A tool call's result, when it has one; how it leaves the run.
@@ -652,12 +777,12 @@ fn result(tool_call: &Value, id: &str, session: Option<&str>, calls: &mut dyn Ca
 
 /// A message's `content` as text: a string as it is, a Part list's `text`
 /// parts joined; the parts that are not text, for the caller to report.
-fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
+fn content_text(content: Option<&str>) -> (String, Vec<Value>) {
     let Some(content) = content else { return (String::new(), Vec::new()) };
-    if let Some(text) = raw_string(content) {
+    if let Some(text) = json_string(content) {
         return (text.into_owned(), Vec::new());
     }
-    match raw_value(content) {
+    match json_value(content) {
         Value::Null => (String::new(), Vec::new()),
         Value::Array(parts) => {
             let mut text = String::new();
@@ -679,45 +804,38 @@ fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
     }
 }
 
-/// The `thoughts` summaries as reasoning: each one's subject, then its
-/// description, the summaries as paragraphs.
-fn thoughts_text(thoughts: Option<&RawValue>) -> String {
-    let Some(thoughts) = thoughts.and_then(view_of::<Vec<&RawValue>>) else {
-        return String::new();
-    };
-    let texts: Vec<String> = thoughts.into_iter().map(thought_text).filter(|text| !text.is_empty()).collect();
-    texts.join("\n\n")
+/// The `thoughts` summaries as reasoning, added to `text`: each one's
+/// subject, then its description, the summaries as paragraphs.
+fn thoughts_text(thoughts: Option<&str>, text: &mut String) {
+    let Some(thoughts) = thoughts.and_then(view_of_json::<Vec<&RawValue>>) else { return };
+    let start = text.len();
+    for thought in thoughts {
+        let mark = text.len();
+        if mark > start {
+            text.push_str("\n\n");
+        }
+        let paragraph = text.len();
+        thought_text(thought.get(), text);
+        if text.len() == paragraph {
+            text.truncate(mark);
+        }
+    }
 }
 
-/// One summary's text: `subject`, then `description`; a string is its own.
-fn thought_text(thought: &RawValue) -> String {
-    #[derive(Deserialize)]
-    struct Summary<'a> {
-        #[serde(borrow, default, deserialize_with = "present")]
-        subject: Option<&'a RawValue>,
-        #[serde(borrow, default, deserialize_with = "present")]
-        description: Option<&'a RawValue>,
+/// One summary's text, added to `text`: `subject`, then `description`; a
+/// string is its own. A key written twice counts with its last value.
+fn thought_text(thought: &str, text: &mut String) {
+    if let Some(own) = json_string(thought) {
+        return text.push_str(&own);
     }
-    if let Some(text) = raw_string(thought) {
-        return text.into_owned();
+    let Some(summary) = view_of_json::<Fields<'_>>(thought) else { return };
+    let field = |key: &str| summary.get(key).and_then(raw_string).unwrap_or_default();
+    let (subject, description) = (field("subject"), field("description"));
+    text.push_str(&subject);
+    if !subject.is_empty() && !description.is_empty() {
+        text.push('\n');
     }
-    let (subject, description) = match serde_json::from_str::<Summary<'_>>(thought.get()) {
-        Ok(summary) if is_object(thought.get()) => (
-            summary.subject.and_then(raw_string).map(Cow::into_owned).unwrap_or_default(),
-            summary.description.and_then(raw_string).map(Cow::into_owned).unwrap_or_default(),
-        ),
-        // Not an object, or a key written twice (the last one counts).
-        _ => {
-            let thought = raw_value(thought);
-            let field = |key: &str| thought.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
-            (field("subject"), field("description"))
-        }
-    };
-    match (subject.is_empty(), description.is_empty()) {
-        (true, _) => description,
-        (false, true) => subject,
-        (false, false) => format!("{subject}\n{description}"),
-    }
+    text.push_str(&description);
 }
 
 /// A tool call's result as text: each `functionResponse`'s `output` (or
@@ -748,4 +866,61 @@ fn result_text(tool_call: &Value) -> String {
         }
     }
     texts.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_held_message_read_at_its_spans_is_the_message_read_again() {
+        let json = r#"{"id":"g\u0031","timestamp":"2026-01-01T00:00:00Z","extra":[1,{"id":"no"}],"type":"gemini","content":[{"text":"a"}],"thoughts":[],"model":"m","tokens":{"total":3},"toolCalls":[{"id":"t"}],"type":"gemini"}"#;
+        let head = Message::read(json).unwrap();
+        let spans = Spans::of(&head, json).unwrap();
+        let held = spans.message(json).unwrap();
+        assert_eq!(held.message_fields(), head.message_fields());
+        assert_eq!(held.id, Some(r#""g\u0031""#));
+        assert_eq!(held.tool_calls, Some(r#"[{"id":"t"}]"#));
+        assert_eq!(head.message_id(), Some(Some("g1".to_owned())));
+        // Text the spans do not fit (another record's): refused, not
+        // sliced wrong or panicking.
+        assert!(spans.message("{}").is_none());
+    }
+
+    #[test]
+    fn a_key_written_twice_counts_with_its_last_value() {
+        let head = Message::read(r#"{"type":"user","id":"a","type":"gemini"}"#).unwrap();
+        assert_eq!(head.kind, Some(r#""gemini""#));
+        assert!(Message::read(r#"["type","gemini"]"#).is_none());
+        assert!(Message::read(r#"{"type":"gemini""#).is_none());
+    }
+
+    #[test]
+    fn only_a_list_of_messages_makes_a_document() {
+        let list = Message::read(r#"{"sessionId":"s","messages":[{"a":1},2]}"#).unwrap();
+        let items: Vec<&str> = list.messages.unwrap().unwrap().iter().map(|raw| raw.get()).collect();
+        assert_eq!(items, [r#"{"a":1}"#, "2"]);
+        for other in [r#"{}"#, r#""text""#, "3", "-1", "1.5", "true", "null"] {
+            let record = format!(r#"{{"sessionId":"s","type":"gemini","messages":{other}}}"#);
+            let head = Message::read(&record).unwrap();
+            assert!(matches!(head.messages, Some(None)), "{record}");
+            // Not a document, and not a message either.
+            assert_eq!(head.message_id(), None);
+        }
+    }
+
+    #[test]
+    fn thoughts_are_paragraphs_of_their_texts() {
+        let mut text = String::from("before");
+        thoughts_text(
+            Some(
+                r#"[{"subject":"S","description":"d"},{"subject":""},"plain",{"description":"x","description":"y"},7]"#,
+            ),
+            &mut text,
+        );
+        assert_eq!(text, "beforeS\nd\n\nplain\n\ny");
+        let mut none = String::new();
+        thoughts_text(Some(r#""not a list""#), &mut none);
+        assert_eq!(none, "");
+    }
 }

@@ -69,6 +69,28 @@ use crate::wire::OutputLine;
 /// it gives up: two ingests into one database take turns.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long an open waits between two tries at the log mode.
+const WAL_RETRY: Duration = Duration::from_millis(5);
+
+/// Puts the database in write-ahead-log mode. Two processes opening a new
+/// database at once both read it, then both want it alone to change its
+/// mode: SQLite tells one of them "busy" at once rather than wait (waiting
+/// could be forever), so that one tries again, until the busy timeout.
+fn set_wal(connection: &Connection) -> Result<(), rusqlite::Error> {
+    let start = std::time::Instant::now();
+    loop {
+        match connection.pragma_update(None, "journal_mode", "WAL") {
+            Err(error)
+                if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(WAL_RETRY);
+            }
+            done => return done,
+        }
+    }
+}
+
 /// The size of a new database's pages.
 const PAGE_SIZE: i64 = 16 << 10;
 
@@ -142,7 +164,7 @@ impl Database {
         // 4 KiB) hold one whole where four were chained, and write the log
         // in a quarter of the calls. Only a new database takes it.
         connection.pragma_update(None, "page_size", PAGE_SIZE)?;
-        connection.pragma_update(None, "journal_mode", "WAL")?;
+        set_wal(&connection)?;
         // WAL with NORMAL: a commit survives the process being killed (the
         // log is written before the commit returns); only a power loss may
         // take the last commits back, never tear the database.
