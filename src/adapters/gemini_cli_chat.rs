@@ -56,8 +56,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_string, json_value, raw_string, raw_value, utf8, view_of_json, Fields, Key};
-use super::support::{json_text, one, parse_event, report, rfc3339_ms};
+use super::borrowed::{json_string, json_value, raw_value, utf8, Fields, Key};
+use super::support::{json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -154,6 +154,9 @@ pub struct GeminiCliChatAdapter {
     /// read (a file is one session).
     #[serde(default)]
     name: Option<String>,
+    /// The round metadata of one model message, made again for each.
+    #[serde(skip)]
+    item: ItemMeta,
 }
 
 impl Adapter for GeminiCliChatAdapter {
@@ -456,8 +459,8 @@ impl GeminiCliChatAdapter {
             about.insert("tokens".into(), tokens.clone());
         }
         if !about.is_empty() {
-            let meta = one("gemini_cli_chat_messages", Value::Array(vec![Value::Object(about)]));
-            calls.call(self.session(), Call::RoundMeta { meta: &meta });
+            let meta = self.item.of("gemini_cli_chat_messages", Value::Object(about));
+            calls.call(self.name.as_deref(), Call::RoundMeta { meta });
         }
         self.tokens(tokens.as_ref(), calls);
         let tool_calls = match message.tool_calls.map(json_value) {
@@ -805,37 +808,160 @@ fn content_text(content: Option<&str>) -> (String, Vec<Value>) {
 }
 
 /// The `thoughts` summaries as reasoning, added to `text`: each one's
-/// subject, then its description, the summaries as paragraphs.
+/// subject, then its description, the summaries as paragraphs. Written
+/// straight into `text` as the list is read (the list read once, nothing
+/// gathered first); anything but a list adds nothing.
 fn thoughts_text(thoughts: Option<&str>, text: &mut String) {
-    let Some(thoughts) = thoughts.and_then(view_of_json::<Vec<&RawValue>>) else { return };
+    let Some(thoughts) = thoughts.filter(|json| json.starts_with('[')) else { return };
     let start = text.len();
-    for thought in thoughts {
-        let mark = text.len();
-        if mark > start {
-            text.push_str("\n\n");
-        }
-        let paragraph = text.len();
-        thought_text(thought.get(), text);
-        if text.len() == paragraph {
-            text.truncate(mark);
+    let mut reader = serde_json::Deserializer::from_str(thoughts);
+    if serde::de::DeserializeSeed::deserialize(Summaries(text), &mut reader).and_then(|()| reader.end()).is_err() {
+        // Not a list after all (a raw value is valid JSON, so never): the
+        // text as it was.
+        text.truncate(start);
+    }
+}
+
+/// The `thoughts` list, read into the text it is given.
+struct Summaries<'t>(&'t mut String);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Summaries<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Summaries<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of summaries")
+    }
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        let text = self.0;
+        let start = text.len();
+        loop {
+            let mark = text.len();
+            if mark > start {
+                text.push_str("\n\n");
+            }
+            let paragraph = text.len();
+            if seq.next_element_seed(Summary(&mut *text))?.is_none() {
+                text.truncate(mark);
+                return Ok(());
+            }
+            if text.len() == paragraph {
+                text.truncate(mark);
+            }
         }
     }
 }
 
-/// One summary's text, added to `text`: `subject`, then `description`; a
-/// string is its own. A key written twice counts with its last value.
-fn thought_text(thought: &str, text: &mut String) {
-    if let Some(own) = json_string(thought) {
-        return text.push_str(&own);
+/// One summary, added to the text it is given: `subject`, then
+/// `description`; a string is its own; anything else adds nothing. A key
+/// written twice counts with its last value.
+struct Summary<'t>(&'t mut String);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Summary<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
     }
-    let Some(summary) = view_of_json::<Fields<'_>>(thought) else { return };
-    let field = |key: &str| summary.get(key).and_then(raw_string).unwrap_or_default();
-    let (subject, description) = (field("subject"), field("description"));
-    text.push_str(&subject);
-    if !subject.is_empty() && !description.is_empty() {
-        text.push('\n');
+}
+
+impl<'de> Visitor<'de> for Summary<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a summary")
     }
-    text.push_str(&description);
+    fn visit_str<E>(self, own: &str) -> Result<(), E> {
+        self.0.push_str(own);
+        Ok(())
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let (mut subject, mut description) = (None, None);
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "subject" => subject = map.next_value::<Text<'de>>()?.0,
+                "description" => description = map.next_value::<Text<'de>>()?.0,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let (subject, description) = (subject.unwrap_or_default(), description.unwrap_or_default());
+        self.0.push_str(&subject);
+        if !subject.is_empty() && !description.is_empty() {
+            self.0.push('\n');
+        }
+        self.0.push_str(&description);
+        Ok(())
+    }
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// A value that counts as text only when it is a string (borrowed unless
+/// it has escapes); anything else is none.
+struct Text<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(Some(Cow::Borrowed(text))))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Text<'a>, E> {
+                Ok(Text(Some(Cow::Owned(text.to_owned()))))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Text<'a>, M::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Text<'a>, S::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Text<'a>, E> {
+                Ok(Text(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Text<'a>, E> {
+                Ok(Text(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Text<'a>, E> {
+                Ok(Text(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Text<'a>, E> {
+                Ok(Text(None))
+            }
+            fn visit_unit<E>(self) -> Result<Text<'a>, E> {
+                Ok(Text(None))
+            }
+        }
+        deserializer.deserialize_any(Visit(std::marker::PhantomData))
+    }
 }
 
 /// A tool call's result as text: each `functionResponse`'s `output` (or

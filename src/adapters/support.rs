@@ -55,6 +55,31 @@ pub(crate) fn one(key: &str, value: Value) -> Meta {
     meta
 }
 
+/// `{key: [item]}`, the round metadata of one item of a list given an item
+/// at a time, made again for every item: the map, its key and its list are
+/// kept and the item replaces the last one, where a map, a key and a list
+/// were allocated (and dropped) an item.
+#[derive(Debug, Default)]
+pub(crate) struct ItemMeta(Meta);
+
+impl ItemMeta {
+    /// `{key: [item]}`.
+    pub(crate) fn of(&mut self, key: &str, item: Value) -> &Meta {
+        let alone = self.0.len() == 1;
+        match self.0.get_mut(key) {
+            Some(Value::Array(items)) if alone => {
+                items.clear();
+                items.push(item);
+            }
+            _ => {
+                self.0.clear();
+                self.0.insert(key.to_owned(), Value::Array(vec![item]));
+            }
+        }
+        &self.0
+    }
+}
+
 /// The value at a path of object keys. `Value::pointer` would do, but it
 /// allocates for every key it unescapes, on every event.
 pub(crate) fn at_path<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v Value> {
