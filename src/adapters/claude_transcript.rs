@@ -60,6 +60,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use smallvec::SmallVec;
 
 use super::anthropic::Block;
 use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8, view_of};
@@ -280,7 +281,8 @@ struct Message<'a> {
 /// and then again as a list); a string; anything else as a value.
 #[derive(Debug)]
 enum Content<'a> {
-    Blocks(Vec<&'a RawValue>),
+    /// One block a line, as Claude Code writes them: held inline.
+    Blocks(SmallVec<[&'a RawValue; 1]>),
     Text(Cow<'a, str>),
     Other(Value),
 }
@@ -314,7 +316,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
                 f.write_str("any value")
             }
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Content<'a>, S::Error> {
-                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                let mut blocks = SmallVec::new();
                 while let Some(block) = seq.next_element::<&'a RawValue>()? {
                     blocks.push(block);
                 }
@@ -603,11 +605,14 @@ impl ClaudeTranscriptAdapter {
                 Some(Pending { id: id.to_owned(), request: request.map(str::to_owned), ..Pending::default() });
         }
         let Some(pending) = session.message.as_mut() else { return };
-        if let Some(model) = &message.model {
-            pending.model = Some(model.clone().into_owned());
+        // Every line of a message repeats these: kept again only when
+        // they change.
+        if let Some(model) = message.model.as_deref().filter(|model| pending.model.as_deref() != Some(*model)) {
+            pending.model = Some(model.to_owned());
         }
-        if let Some(stop) = &message.stop_reason {
-            pending.stop_reason = Some(stop.clone().into_owned());
+        if let Some(stop) = message.stop_reason.as_deref().filter(|stop| pending.stop_reason.as_deref() != Some(*stop))
+        {
+            pending.stop_reason = Some(stop.to_owned());
         }
         if let Some(usage) = message.usage {
             let output = output_tokens(usage);
