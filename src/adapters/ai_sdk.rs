@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{raw_text, raw_value, utf8};
 use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -138,50 +138,54 @@ pub struct AiSdkAdapter {
 
 /// One chunk, as the adapter reads it: every field of every chunk type,
 /// borrowed from the payload.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Read in place ([`read_in_place!`]): a derived read moves the view
+/// out through each layer's `Result`, some five copies a line.
+#[derive(Debug, Default)]
 struct Chunk<'a> {
-    #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     delta: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_name: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     title: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     input_text_delta: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     input: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     output: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     error_text: Option<Cow<'a, str>>,
-    #[serde(default)]
     preliminary: Option<bool>,
-    #[serde(default)]
     transient: Option<bool>,
-    #[serde(default)]
     dynamic: Option<bool>,
-    #[serde(default)]
     provider_executed: Option<bool>,
-    #[serde(borrow, default)]
     provider_metadata: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "_meta")]
     meta: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     approval_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     message_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     message_metadata: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     finish_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reason: Option<Cow<'a, str>>,
 }
+
+read_in_place!(Chunk {
+    "type" => kind as CowStr (required),
+    "delta" => delta as OptCow,
+    "toolCallId" => tool_call_id as ScalarText,
+    "toolName" => tool_name as OptCow,
+    "title" => title as OptCow,
+    "inputTextDelta" => input_text_delta as OptCow,
+    "input" => input,
+    "output" => output,
+    "errorText" => error_text as OptCow,
+    "preliminary" => preliminary,
+    "transient" => transient,
+    "dynamic" => dynamic,
+    "providerExecuted" => provider_executed,
+    "providerMetadata" => provider_metadata,
+    "_meta" => meta,
+    "approvalId" => approval_id as ScalarText,
+    "messageId" => message_id as ScalarText,
+    "messageMetadata" => message_metadata,
+    "finishReason" => finish_reason as OptCow,
+    "reason" => reason as OptCow,
+});
 
 impl Adapter for AiSdkAdapter {
     state_is_self!();
@@ -191,7 +195,8 @@ impl Adapter for AiSdkAdapter {
             return Ok(());
         }
         let text = utf8(payload)?;
-        let chunk: Chunk<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut chunk = Chunk::default();
+        Chunk::read_into(text, &mut chunk).map_err(|error| BadLine::json(&error))?;
         let kind = chunk.kind.as_ref();
         if self.finished {
             let transient = kind.starts_with("data-") && chunk.transient == Some(true);

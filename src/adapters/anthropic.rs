@@ -98,7 +98,8 @@ impl Adapter for AnthropicAdapter {
             return Ok(());
         }
         let text = utf8(payload)?;
-        let event: Event<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut event = Event::default();
+        Event::read_into(text, &mut event).map_err(|error| BadLine::json(&error))?;
         let kind = event.kind.as_deref();
         // After a turn that ended, the next message or user turn is the
         // next run.
@@ -142,37 +143,42 @@ impl Adapter for AnthropicAdapter {
 }
 
 /// One stream event (or host line), as the adapter reads it.
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]): a derived read moves the view
+/// out through each layer's `Result`, some five copies a line.
+#[derive(Debug, Default)]
 pub(crate) struct Event<'a> {
-    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(default)]
     pub index: Option<u64>,
-    #[serde(borrow, default)]
     pub message: Option<Box<MessageInfo<'a>>>,
     /// Decoded in the same pass as the event; the rare paths that keep a
     /// block or delta as it came read it again from the event's text.
-    #[serde(borrow, default)]
     pub content_block: Option<Box<Block<'a>>>,
-    #[serde(borrow, default)]
     pub delta: Option<Delta<'a>>,
-    #[serde(borrow, default)]
     pub usage: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub context_management: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub error: Option<&'a RawValue>,
     /// A host line: a user message's role and content, or a bare
     /// `tool_result` block's fields.
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub tool_use_id: Option<Cow<'a, str>>,
-    #[serde(default)]
     pub is_error: Option<bool>,
 }
+
+read_in_place!(Event {
+    "type" => kind as OptCow,
+    "index" => index,
+    "message" => message,
+    "content_block" => content_block,
+    "delta" => delta,
+    "usage" => usage,
+    "context_management" => context_management,
+    "error" => error,
+    "role" => role as OptCow,
+    "content" => content,
+    "tool_use_id" => tool_use_id as ScalarText,
+    "is_error" => is_error,
+});
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct MessageInfo<'a> {

@@ -11,6 +11,141 @@ use serde_json::Value;
 
 use crate::bad_line::BadLine;
 
+/// Reads a view in place: `read_in_place!(View { "key" => field, "other" =>
+/// other as Wrapper })` gives `View::read_into(text, &mut slot)`,
+/// which fills a `View::default()` slot from a JSON object's keys, as
+/// serde's derive would (a missing key leaves its field as it is, an
+/// unknown key is skipped, a key written twice is an error) but without
+/// moving the view: a derived view is built in its visitor and moved out
+/// through each layer's `Result`, some five copies of a few hundred bytes a
+/// line. A field read `as Wrapper` goes through that one-field newtype
+/// (`OptCow`, `ScalarText`, `CowStr`), where the derive named a
+/// `deserialize_with` or borrowed a `Cow<str>`; a field marked
+/// `(required)` missing is an error, as it is to the derive.
+/// Anything but an object is an error (serde's own words: "expected struct
+/// View"), where a derived view also read an array by position.
+macro_rules! read_in_place {
+    ($view:ident { $($key:literal => $field:ident $(as $wrap:ident)? $(($required:ident))?),* $(,)? }) => {
+        const _: () = {
+            /// Fills the view it holds from an object's keys.
+            struct Slot<'s, 'a>(&'s mut $view<'a>);
+
+            impl<'a> $view<'a> {
+                /// Reads `text`, a JSON object, into `slot` (a default view).
+                pub(crate) fn read_into(text: &'a str, slot: &mut $view<'a>) -> Result<(), serde_json::Error> {
+                    let mut reader = serde_json::Deserializer::from_str(text);
+                    serde::de::DeserializeSeed::deserialize(Slot(slot), &mut reader).and_then(|()| reader.end())
+                }
+            }
+
+            /// The view inside another one: read by value, once.
+            impl<'de: 'a, 'a> serde::Deserialize<'de> for $view<'a> {
+                fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                    let mut view = $view::default();
+                    serde::de::DeserializeSeed::deserialize(Slot(&mut view), deserializer)?;
+                    Ok(view)
+                }
+            }
+
+            impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for Slot<'_, 'a> {
+                type Value = ();
+                fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+                    deserializer.deserialize_map(self)
+                }
+            }
+
+            impl<'de: 'a, 'a> serde::de::Visitor<'de> for Slot<'_, 'a> {
+                type Value = ();
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str(concat!("struct ", stringify!($view)))
+                }
+                fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+                    // Which keys came: a second one is an error, as a
+                    // derived view says.
+                    struct Seen {
+                        $($field: bool,)*
+                    }
+                    let mut seen = Seen { $($field: false,)* };
+                    while let Some(key) = map.next_key::<$crate::adapters::borrowed::Key<'de>>()? {
+                        match key.0.as_ref() {
+                            $($key => {
+                                if std::mem::replace(&mut seen.$field, true) {
+                                    return Err(<M::Error as serde::de::Error>::duplicate_field($key));
+                                }
+                                self.0.$field = read_in_place!(@value map $($wrap)?);
+                            })*
+                            _ => {
+                                map.next_value::<serde::de::IgnoredAny>()?;
+                            }
+                        }
+                    }
+                    $($(
+                        if read_in_place!(@required $required) && !seen.$field {
+                            return Err(<M::Error as serde::de::Error>::missing_field($key));
+                        }
+                    )?)*
+                    Ok(())
+                }
+            }
+        };
+    };
+    (@value $map:ident $wrap:ident) => {
+        $map.next_value::<$crate::adapters::borrowed::$wrap<'de>>()?.0
+    };
+    (@value $map:ident) => {
+        $map.next_value()?
+    };
+    // The one marker a field takes: any other word does not compile.
+    (@required required) => {
+        true
+    };
+}
+
+/// [`opt_cow`] as a type, for [`read_in_place!`].
+pub(crate) struct OptCow<'a>(pub(crate) Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for OptCow<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        opt_cow(deserializer).map(OptCow)
+    }
+}
+
+/// A string, borrowed unless it has escapes, for [`read_in_place!`] (what
+/// `#[serde(borrow)]` reads into a bare `Cow<str>`).
+#[derive(Debug, Default)]
+pub(crate) struct CowStr<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for CowStr<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = CowStr<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<CowStr<'a>, E> {
+                Ok(CowStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<CowStr<'a>, E> {
+                Ok(CowStr(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<CowStr<'a>, E> {
+                Ok(CowStr(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(Visit(std::marker::PhantomData))
+    }
+}
+
+/// [`scalar_text`] as a type, for [`read_in_place!`].
+pub(crate) struct ScalarText<'a>(pub(crate) Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for ScalarText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        scalar_text(deserializer).map(ScalarText)
+    }
+}
+
 /// A payload as text, validated once: decoding from text then needs no
 /// second validation of each string or kept raw value.
 pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
@@ -233,6 +368,75 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Key<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A view read in place, and its derived twin: the two must read
+    /// every input alike, errors included.
+    #[derive(Debug, Default)]
+    struct InPlace<'a> {
+        kind: Cow<'a, str>,
+        name: Option<Cow<'a, str>>,
+        id: Option<Cow<'a, str>>,
+        count: Option<u64>,
+        raw: Option<&'a RawValue>,
+    }
+
+    read_in_place!(InPlace {
+        "type" => kind as CowStr (required),
+        "name" => name as OptCow,
+        "id" => id as ScalarText,
+        "count" => count,
+        "raw" => raw,
+    });
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Derived<'a> {
+        #[serde(borrow, rename = "type")]
+        kind: Cow<'a, str>,
+        #[serde(borrow, default, deserialize_with = "opt_cow")]
+        name: Option<Cow<'a, str>>,
+        #[serde(borrow, default, deserialize_with = "scalar_text")]
+        id: Option<Cow<'a, str>>,
+        #[serde(default)]
+        count: Option<u64>,
+        #[serde(borrow, default)]
+        raw: Option<&'a RawValue>,
+    }
+
+    #[test]
+    fn a_view_read_in_place_reads_as_its_derived_twin() {
+        let inputs = [
+            r#"{"type":"a","name":"n","id":7,"count":3,"raw":{"x":[1]},"other":[{"deep":true}]}"#,
+            r#"{"type":"a\u00e9","name":null,"id":"i"}"#,
+            r#"{"name":"no type"}"#,
+            r#"{"type":"a","type":"b"}"#,
+            r#"{"type":"a","count":"three"}"#,
+            r#"{"type":"a","id":{"not":"scalar"}}"#,
+            r#"{"type":5}"#,
+            r#""a string""#,
+            r#"{"type":"a"} trailing"#,
+            r#"{"type":"a""#,
+        ];
+        for input in inputs {
+            let mut slot = InPlace::default();
+            let read = InPlace::read_into(input, &mut slot).map(|()| slot).map_err(|error| error.to_string());
+            let derived = serde_json::from_str::<Derived<'_>>(input)
+                .map_err(|error| error.to_string().replace("struct Derived", "struct InPlace"));
+            match (&read, &derived) {
+                (Ok(read), Ok(derived)) => {
+                    assert_eq!(read.kind, derived.kind, "{input}");
+                    assert_eq!((&read.name, &read.id, read.count), (&derived.name, &derived.id, derived.count));
+                    assert_eq!(read.raw.map(RawValue::get), derived.raw.map(RawValue::get), "{input}");
+                    // Borrowed from the input wherever the derive borrows.
+                    assert_eq!(matches!(read.kind, Cow::Borrowed(_)), matches!(derived.kind, Cow::Borrowed(_)));
+                }
+                (Err(read), Err(derived)) => assert_eq!(read, derived, "{input}"),
+                _ => panic!("{input}: {read:?} against {derived:?}"),
+            }
+        }
+        // Nested, by value: the same view.
+        let nested: Vec<InPlace<'_>> = serde_json::from_str(r#"[{"type":"a","count":1}]"#).unwrap();
+        assert_eq!(nested[0].count, Some(1));
+    }
 
     #[test]
     fn json_value_reads_a_plain_string_as_the_parser_does() {

@@ -88,27 +88,31 @@ pub struct ClaudeCodeAdapter {
     user_texts: Vec<(Option<String>, Value)>,
 }
 
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]).
+#[derive(Debug, Default)]
 struct Line<'a> {
-    #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     subtype: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     parent_tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     event: Option<Event<'a>>,
-    #[serde(borrow, default)]
     message: Option<Message<'a>>,
-    #[serde(borrow, default)]
     request: Option<&'a RawValue>,
-    #[serde(default)]
     is_error: Option<bool>,
-    #[serde(default, rename = "isReplay")]
     is_replay: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     terminal_reason: Option<Cow<'a, str>>,
 }
+
+read_in_place!(Line {
+    "type" => kind as CowStr (required),
+    "subtype" => subtype as OptCow,
+    "parent_tool_use_id" => parent_tool_use_id as OptCow,
+    "event" => event,
+    "message" => message,
+    "request" => request,
+    "is_error" => is_error,
+    "isReplay" => is_replay,
+    "terminal_reason" => terminal_reason as OptCow,
+});
 
 #[derive(Debug, Deserialize)]
 struct Message<'a> {
@@ -159,7 +163,8 @@ impl Adapter for ClaudeCodeAdapter {
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let text = utf8(payload)?;
-        let line: Line<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut line = Line::default();
+        Line::read_into(text, &mut line).map_err(|error| BadLine::json(&error))?;
         let session = line.parent_tool_use_id.as_deref();
         let init = line.kind == "system" && line.subtype.as_deref() == Some("init");
         // The first prompt's run is the stream's first (hooks come before

@@ -226,41 +226,46 @@ struct Totals {
 }
 
 /// The fields of a line the adapter reads.
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]): a derived read moves the view
+/// out through each layer's `Result`, some five copies a line.
+#[derive(Debug, Default)]
 struct Line<'a> {
-    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     subtype: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "sessionId", deserialize_with = "opt_cow")]
     session_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     uuid: Option<Cow<'a, str>>,
-    #[serde(default, rename = "isSidechain")]
     is_sidechain: Option<bool>,
-    #[serde(borrow, default, rename = "agentId", deserialize_with = "opt_cow")]
     agent_id: Option<Cow<'a, str>>,
-    #[serde(default, rename = "isMeta")]
     is_meta: Option<bool>,
-    #[serde(default, rename = "isCompactSummary")]
     is_compact_summary: Option<bool>,
-    #[serde(default, rename = "isApiErrorMessage")]
     is_api_error: Option<bool>,
-    #[serde(borrow, default, rename = "requestId", deserialize_with = "opt_cow")]
     request_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     message: Option<Message<'a>>,
-    #[serde(borrow, default)]
     data: Option<Progress<'a>>,
-    #[serde(borrow, default, rename = "parentToolUseID", deserialize_with = "opt_cow")]
     parent_tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "toolUseResult")]
     tool_use_result: Option<&'a RawValue>,
-    #[serde(default, rename = "costUSD")]
     cost_usd: Option<f64>,
 }
+
+read_in_place!(Line {
+    "type" => kind as OptCow,
+    "subtype" => subtype as OptCow,
+    "sessionId" => session_id as OptCow,
+    "uuid" => uuid as OptCow,
+    "isSidechain" => is_sidechain,
+    "agentId" => agent_id as OptCow,
+    "isMeta" => is_meta,
+    "isCompactSummary" => is_compact_summary,
+    "isApiErrorMessage" => is_api_error,
+    "requestId" => request_id as OptCow,
+    "timestamp" => timestamp as OptCow,
+    "message" => message,
+    "data" => data,
+    "parentToolUseID" => parent_tool_use_id as OptCow,
+    "toolUseResult" => tool_use_result,
+    "costUSD" => cost_usd,
+});
 
 #[derive(Debug, Deserialize)]
 struct Message<'a> {
@@ -430,7 +435,8 @@ impl Adapter for ClaudeTranscriptAdapter {
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let text = utf8(payload)?;
-        let line: Line<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut line = Line::default();
+        Line::read_into(text, &mut line).map_err(|error| BadLine::json(&error))?;
         self.line(&line, text, None, calls);
         Ok(())
     }

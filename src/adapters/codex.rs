@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, raw_value, utf8, Fields};
+use super::borrowed::{raw_text, raw_value, utf8, Fields};
 use super::support::{one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -82,21 +82,25 @@ pub struct CodexAdapter {
     ended: bool,
 }
 
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]).
+#[derive(Debug, Default)]
 struct Line<'a> {
-    #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
-    #[serde(borrow, default)]
     item: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     thread_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     message: Option<Cow<'a, str>>,
 }
+
+read_in_place!(Line {
+    "type" => kind as CowStr (required),
+    "item" => item,
+    "thread_id" => thread_id as OptCow,
+    "usage" => usage,
+    "error" => error,
+    "message" => message as OptCow,
+});
 
 /// An item's fields, borrowed: a list rather than a struct because Codex
 /// can send a key twice (a derived struct rejects that); the last wins.
@@ -116,7 +120,8 @@ impl Adapter for CodexAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
+        let mut line = Line::default();
+        Line::read_into(utf8(payload)?, &mut line).map_err(|error| BadLine::json(&error))?;
         match line.kind.as_ref() {
             "thread.started" => {
                 self.thread.clear();

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{raw_text, raw_value, scalar_text, utf8};
 use super::support::{
     at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts,
 };
@@ -77,8 +77,9 @@ impl Adapter for DeepworkAdapter {
         // usage, live output) decode into a view borrowed from the line;
         // the rest (transcript lines, statuses, ends, errors, odd shapes)
         // take the general path over a `Value`.
-        if let Some(event) = utf8(payload).ok().and_then(|text| serde_json::from_str::<FastEvent<'_>>(text).ok()) {
-            if self.fast(&event, calls) {
+        if let Ok(text) = utf8(payload) {
+            let mut event = FastEvent::default();
+            if FastEvent::read_into(text, &mut event).is_ok() && self.fast(&event, calls) {
                 return Ok(());
             }
         }
@@ -92,29 +93,33 @@ impl Adapter for DeepworkAdapter {
 }
 
 /// A deepwork Event as the fast path reads it: the fields of the frequent
-/// kinds, borrowed from the line.
-#[derive(Debug, Deserialize)]
+/// kinds, borrowed from the line, read in place (the view is some 300
+/// bytes, which a derived read copies some five times a line).
+#[derive(Debug, Default)]
 struct FastEvent<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     source: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     tool: Option<FastTool<'a>>,
-    #[serde(borrow, default)]
     meta: Option<&'a RawValue>,
-    #[serde(default)]
     usage: Option<FastUsage>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
-    #[serde(default)]
     replace: Option<bool>,
     /// A transcript line: the general path reads it.
-    #[serde(borrow, default)]
     timestamp: Option<&'a RawValue>,
 }
+
+read_in_place!(FastEvent {
+    "kind" => kind as OptCow,
+    "source" => source as ScalarText,
+    "content" => content,
+    "tool" => tool,
+    "meta" => meta,
+    "usage" => usage,
+    "status" => status as OptCow,
+    "replace" => replace,
+    "timestamp" => timestamp,
+});
 
 #[derive(Debug, Deserialize)]
 struct FastTool<'a> {

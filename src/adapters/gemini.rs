@@ -177,29 +177,33 @@ const MAX_PATH_INDEX: usize = 10_000;
 const MAX_PADDING: usize = 65_536;
 
 /// One payload: a chunk, an error body, or a host turn (a `Content`).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Read in place ([`read_in_place!`]): a derived read moves the view
+/// out through each layer's `Result`, some five copies a line.
+#[derive(Debug, Default)]
 struct Chunk<'a> {
-    #[serde(borrow, default)]
     candidates: Option<SmallVec<[CandidateChunk<'a>; 1]>>,
-    #[serde(borrow, default)]
     usage_metadata: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     response_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     create_time: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     prompt_feedback: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
     /// A host turn: its role and parts (rare: not held inline).
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     parts: Option<Vec<Part<'a>>>,
 }
+
+read_in_place!(Chunk {
+    "candidates" => candidates,
+    "usageMetadata" => usage_metadata,
+    "modelVersion" => model_version as OptCow,
+    "responseId" => response_id as OptCow,
+    "createTime" => create_time as OptCow,
+    "promptFeedback" => prompt_feedback,
+    "error" => error,
+    "role" => role as OptCow,
+    "parts" => parts,
+});
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -367,7 +371,8 @@ impl Adapter for GeminiAdapter {
             return Ok(());
         }
         let text = utf8(payload)?;
-        let chunk: Chunk<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut chunk = Chunk::default();
+        Chunk::read_into(text, &mut chunk).map_err(|error| BadLine::json(&error))?;
         if let Some(error) = chunk.error {
             self.error(error, calls);
         } else if let Some(parts) = chunk.parts {

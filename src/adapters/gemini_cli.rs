@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
 use super::support::{one, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -90,41 +90,46 @@ pub struct GeminiCliAdapter {
 }
 
 /// One line, as the adapter reads it.
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]): a derived read moves the view
+/// out through each layer's `Result`, some five copies a line.
+#[derive(Debug, Default)]
 struct Line<'a> {
-    #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     session_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(default)]
     delta: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_name: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     parameters: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     output: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     severity: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     message: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     stats: Option<&'a RawValue>,
 }
+
+read_in_place!(Line {
+    "type" => kind as CowStr (required),
+    "timestamp" => timestamp as OptCow,
+    "session_id" => session_id as OptCow,
+    "model" => model as OptCow,
+    "role" => role as OptCow,
+    "content" => content,
+    "delta" => delta,
+    "tool_name" => tool_name as OptCow,
+    "tool_id" => tool_id as ScalarText,
+    "parameters" => parameters,
+    "status" => status as OptCow,
+    "output" => output,
+    "error" => error,
+    "severity" => severity as OptCow,
+    "message" => message,
+    "stats" => stats,
+});
 
 /// An `error` object (`{"type","message"}`), for its message.
 #[derive(Debug, Deserialize)]
@@ -149,7 +154,8 @@ impl Adapter for GeminiCliAdapter {
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let text = utf8(payload)?;
-        let line: Line<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut line = Line::default();
+        Line::read_into(text, &mut line).map_err(|error| BadLine::json(&error))?;
         if let Some(at_ms) = line.timestamp.as_deref().and_then(rfc3339_ms) {
             calls.clock(at_ms);
         }

@@ -207,7 +207,8 @@ impl Adapter for MistralAdapter {
             return Ok(());
         }
         let text = utf8(payload)?;
-        let line = Line::parse(text)?;
+        let mut line = Line::default();
+        Line::parse(text, &mut line)?;
         if line.kind.is_none() {
             self.chat.line(line, payload, &MISTRAL, calls);
             return Ok(());

@@ -48,6 +48,7 @@ macro_rules! state_is_self {
     };
 }
 
+#[macro_use]
 mod borrowed;
 mod run_lists;
 mod support;

@@ -102,50 +102,55 @@ pub struct OllamaAdapter {
 }
 
 /// One line: a response line, an error, or a host message.
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]): a derived read moves the view
+/// out through each layer's `Result`, some five copies a line.
+#[derive(Debug, Default)]
 struct Line<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     created_at: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     message: Option<Message<'a>>,
     /// `/api/generate`: the text and reasoning at the top level.
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     response: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     thinking: Option<Cow<'a, str>>,
-    #[serde(default)]
     done: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     done_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     total_duration: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     load_duration: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     prompt_eval_count: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     prompt_eval_duration: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     eval_count: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     eval_duration: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
     /// A host message: `role`, `content`, `tool_name`, `tool_call_id`.
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_name: Option<Cow<'a, str>>,
     /// The tool's name as OpenAI-style hosts write it.
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_call_id: Option<Cow<'a, str>>,
 }
+
+read_in_place!(Line {
+    "model" => model as OptCow,
+    "created_at" => created_at as OptCow,
+    "message" => message,
+    "response" => response as OptCow,
+    "thinking" => thinking as OptCow,
+    "done" => done,
+    "done_reason" => done_reason as OptCow,
+    "total_duration" => total_duration,
+    "load_duration" => load_duration,
+    "prompt_eval_count" => prompt_eval_count,
+    "prompt_eval_duration" => prompt_eval_duration,
+    "eval_count" => eval_count,
+    "eval_duration" => eval_duration,
+    "error" => error,
+    "role" => role as OptCow,
+    "content" => content,
+    "tool_name" => tool_name as OptCow,
+    "name" => name as OptCow,
+    "tool_call_id" => tool_call_id as ScalarText,
+});
 
 #[derive(Debug, Deserialize)]
 struct Message<'a> {
@@ -171,7 +176,8 @@ impl Adapter for OllamaAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
+        let mut line = Line::default();
+        Line::read_into(utf8(payload)?, &mut line).map_err(|error| BadLine::json(&error))?;
         if let Some(error) = line.error {
             report(calls, None, AnomalyKind::ProtocolError, &format!("ollama: error: {}", raw_text(error)));
             self.end_response();

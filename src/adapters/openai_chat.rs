@@ -117,43 +117,49 @@ impl Dialect {
     }
 }
 
-/// One line: a chunk, a whole completion, or a host message.
-#[derive(Debug, Deserialize)]
+/// One line: a chunk, a whole completion, or a host message. Read in
+/// place ([`read_in_place!`]): the view is some 420 bytes, which a derived
+/// read copies some five times a line.
+#[derive(Debug, Default)]
 pub(crate) struct Line<'a> {
-    /// An event type: chunks have none (a dialect with other events, such
-    /// as Mistral's Conversations, reads it to tell them apart).
-    #[serde(borrow, default, rename = "type")]
+    /// An event type (`type`): chunks have none (a dialect with other
+    /// events, such as Mistral's Conversations, reads it to tell them
+    /// apart).
     pub(crate) kind: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     object: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     system_fingerprint: Option<Cow<'a, str>>,
     /// Unix seconds.
-    #[serde(default)]
     created: Option<u64>,
     /// One choice in almost every chunk: held inline.
-    #[serde(borrow, default)]
     choices: Option<SmallVec<[Choice<'a>; 1]>>,
-    #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     x_groq: Option<XGroq<'a>>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
     /// A host message line: `role`, `content`, `tool_call_id`, ...
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     tool_calls: Option<SmallVec<[ToolCall<'a>; 1]>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_call_id: Option<Cow<'a, str>>,
 }
+
+read_in_place!(Line {
+    "type" => kind,
+    "id" => id as OptCow,
+    "object" => object as OptCow,
+    "model" => model as OptCow,
+    "system_fingerprint" => system_fingerprint as OptCow,
+    "created" => created,
+    "choices" => choices,
+    "usage" => usage,
+    "x_groq" => x_groq,
+    "error" => error,
+    "role" => role as OptCow,
+    "content" => content,
+    "tool_calls" => tool_calls,
+    "tool_call_id" => tool_call_id as ScalarText,
+});
 
 #[derive(Debug, Deserialize)]
 struct XGroq<'a> {
@@ -162,9 +168,9 @@ struct XGroq<'a> {
 }
 
 impl<'a> Line<'a> {
-    /// Decodes one payload's text.
-    pub(crate) fn parse(text: &'a str) -> Result<Self, BadLine> {
-        serde_json::from_str(text).map_err(|error| BadLine::json(&error))
+    /// Decodes one payload's text into `slot` (a default line).
+    pub(crate) fn parse(text: &'a str, slot: &mut Line<'a>) -> Result<(), BadLine> {
+        Line::read_into(text, slot).map_err(|error| BadLine::json(&error))
     }
 }
 
@@ -245,7 +251,8 @@ impl Adapter for OpenAiChatAdapter {
             self.end_turns(calls);
             return Ok(());
         }
-        let line = Line::parse(utf8(payload)?)?;
+        let mut line = Line::default();
+        Line::parse(utf8(payload)?, &mut line)?;
         self.line(line, payload, &OPENAI, calls);
         Ok(())
     }

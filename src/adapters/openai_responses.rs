@@ -92,43 +92,47 @@ pub struct OpenAiResponsesAdapter {
     finished: bool,
 }
 
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]).
+#[derive(Debug, Default)]
 struct Event<'a> {
-    #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
-    #[serde(default)]
     output_index: Option<u64>,
-    #[serde(default)]
     summary_index: Option<u64>,
-    #[serde(borrow, default)]
     delta: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     arguments: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     input: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     item: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     response: Option<Box<Response<'a>>>,
-    #[serde(borrow, default)]
     annotation: Option<&'a RawValue>,
     /// `error`: the error, or its fields at the top.
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     message: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     code: Option<&'a RawValue>,
     /// A host item: `function_call_output` and its kin.
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     output: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
 }
+
+read_in_place!(Event {
+    "type" => kind as CowStr (required),
+    "output_index" => output_index,
+    "summary_index" => summary_index,
+    "delta" => delta,
+    "arguments" => arguments as OptCow,
+    "input" => input as OptCow,
+    "item" => item,
+    "response" => response,
+    "annotation" => annotation,
+    "error" => error,
+    "message" => message as OptCow,
+    "code" => code,
+    "call_id" => call_id as ScalarText,
+    "output" => output,
+    "role" => role as OptCow,
+    "content" => content,
+});
 
 #[derive(Debug, Deserialize)]
 struct Response<'a> {
@@ -215,7 +219,8 @@ impl Adapter for OpenAiResponsesAdapter {
         if is_done_marker(payload) {
             return Ok(());
         }
-        let event: Event<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
+        let mut event = Event::default();
+        Event::read_into(utf8(payload)?, &mut event).map_err(|error| BadLine::json(&error))?;
         // A user message begins a run of its own (below); a response
         // after one that ended the turn begins the next.
         let begins = event.kind == "response.created";

@@ -143,26 +143,30 @@ impl Tokens {
     }
 }
 
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]).
+#[derive(Debug, Default)]
 struct Line<'a> {
-    #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
     /// Unix milliseconds.
-    #[serde(borrow, default)]
     timestamp: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "sessionID", deserialize_with = "opt_cow")]
     session_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     part: Option<Part<'a>>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
     /// `done`: why the session stopped (`idle`), and the permissions it
     /// refused.
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     rejected: Option<&'a RawValue>,
 }
+
+read_in_place!(Line {
+    "type" => kind as CowStr (required),
+    "timestamp" => timestamp,
+    "sessionID" => session_id as OptCow,
+    "part" => part,
+    "error" => error,
+    "reason" => reason as OptCow,
+    "rejected" => rejected,
+});
 
 #[derive(Debug, Deserialize)]
 struct Part<'a> {
@@ -220,7 +224,8 @@ impl Adapter for OpenCodeAdapter {
     }
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let line: Line<'_> = serde_json::from_str(utf8(payload)?).map_err(|error| BadLine::json(&error))?;
+        let mut line = Line::default();
+        Line::read_into(utf8(payload)?, &mut line).map_err(|error| BadLine::json(&error))?;
         if let Some(at_ms) = line.timestamp.and_then(|t| t.get().parse::<u64>().ok()) {
             calls.clock(at_ms);
         }

@@ -151,7 +151,8 @@ impl Adapter for AcpAdapter {
         // Validated once as UTF-8, then read as text: the raw values the
         // views keep need no second validation.
         let text = utf8(payload)?;
-        let message: Message<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut message = Message::default();
+        Message::read_into(text, &mut message).map_err(|error| BadLine::json(&error))?;
         let is_acp = message.jsonrpc.is_some()
             || message.method.is_some()
             || (message.id.is_some() && (message.result.is_some() || message.error.is_some()))

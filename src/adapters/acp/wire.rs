@@ -15,28 +15,33 @@ pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value}
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
 /// a bare `SessionNotification` (`sessionId` and `update` at the top).
-#[derive(Debug, Deserialize)]
+/// Read in place ([`read_in_place!`]): a derived read moves the view
+/// out through each layer's `Result`, some five copies a line.
+#[derive(Debug, Default)]
 pub(super) struct Message<'a> {
-    #[serde(borrow, default)]
     pub jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub params: Option<Params<'a>>,
-    #[serde(borrow, default)]
     pub result: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub error: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "sessionId", deserialize_with = "scalar_text")]
     pub session_id: Option<Cow<'a, str>>,
     /// Boxed: a bare notification is the rarer form, and a message is
     /// moved several times on its way (an inline `Update` here would double
     /// the bytes every move copies).
-    #[serde(borrow, default)]
     pub update: Option<Box<Update<'a>>>,
 }
+
+read_in_place!(Message {
+    "jsonrpc" => jsonrpc,
+    "method" => method as OptCow,
+    "id" => id,
+    "params" => params,
+    "result" => result,
+    "error" => error,
+    "sessionId" => session_id as ScalarText,
+    "update" => update,
+});
 
 /// The params of the requests and notifications the adapter reads.
 #[derive(Debug, Deserialize)]
