@@ -101,6 +101,28 @@ macro_rules! read_in_place {
     };
 }
 
+/// A visitor's methods for the scalars (booleans, numbers, `null`), each
+/// giving `$value`: for a visitor that reads any of them as nothing.
+macro_rules! scalars_are {
+    ($ty:ty, $value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_unit<E>(self) -> Result<$ty, E> {
+            Ok($value)
+        }
+    };
+}
+
 /// [`opt_cow`] as a type, for [`read_in_place!`].
 pub(crate) struct OptCow<'a>(pub(crate) Option<Cow<'a, str>>);
 

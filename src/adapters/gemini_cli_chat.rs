@@ -695,24 +695,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for List<'a> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(List(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<List<'a>, E> {
-                Ok(List(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<List<'a>, E> {
-                Ok(List(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<List<'a>, E> {
-                Ok(List(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<List<'a>, E> {
-                Ok(List(None))
-            }
             fn visit_str<E>(self, _: &str) -> Result<List<'a>, E> {
                 Ok(List(None))
             }
-            fn visit_unit<E>(self) -> Result<List<'a>, E> {
-                Ok(List(None))
-            }
+            scalars_are!(List<'a>, List(None));
         }
         deserializer.deserialize_any(Visit(std::marker::PhantomData))
     }
@@ -901,21 +887,7 @@ impl<'de> Visitor<'de> for Summary<'_> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(())
     }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_are!((), ());
 }
 
 /// A value that counts as text only when it is a string (borrowed unless
@@ -944,21 +916,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Text(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Text<'a>, E> {
-                Ok(Text(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Text<'a>, E> {
-                Ok(Text(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Text<'a>, E> {
-                Ok(Text(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Text<'a>, E> {
-                Ok(Text(None))
-            }
-            fn visit_unit<E>(self) -> Result<Text<'a>, E> {
-                Ok(Text(None))
-            }
+            scalars_are!(Text<'a>, Text(None));
         }
         deserializer.deserialize_any(Visit(std::marker::PhantomData))
     }
