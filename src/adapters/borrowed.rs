@@ -101,26 +101,94 @@ macro_rules! read_in_place {
     };
 }
 
-/// A visitor's methods for the scalars (booleans, numbers, `null`), each
-/// giving `$value`: for a visitor that reads any of them as nothing.
-macro_rules! scalars_are {
-    ($ty:ty, $value:expr) => {
-        fn visit_bool<E>(self, _: bool) -> Result<$ty, E> {
-            Ok($value)
+/// A value that may be a list, read in the one pass over its line: a
+/// list's items raw (one item held inline), a string (borrowed unless it
+/// has escapes), anything else as a value. For fields a format sends as a
+/// list or as a string (a message's content), and for telling a list (or a
+/// string) from anything else without reading the value a second time.
+#[derive(Debug)]
+pub(crate) enum ListOr<'a> {
+    List(smallvec::SmallVec<[&'a RawValue; 1]>),
+    Text(Cow<'a, str>),
+    Other(Value),
+}
+
+impl<'a> ListOr<'a> {
+    /// The value as it was sent.
+    pub(crate) fn value(&self) -> Value {
+        match self {
+            ListOr::List(items) => Value::Array(items.iter().map(|raw| raw_value(raw)).collect()),
+            ListOr::Text(text) => Value::String(text.clone().into_owned()),
+            ListOr::Other(value) => value.clone(),
         }
-        fn visit_i64<E>(self, _: i64) -> Result<$ty, E> {
-            Ok($value)
+    }
+
+    /// The value as text: a string's own, any other value's JSON.
+    pub(crate) fn text(&self) -> Cow<'_, str> {
+        match self {
+            ListOr::Text(text) => Cow::Borrowed(text),
+            other => Cow::Owned(other.value().to_string()),
         }
-        fn visit_u64<E>(self, _: u64) -> Result<$ty, E> {
-            Ok($value)
+    }
+
+    /// The string, when the value is one.
+    pub(crate) fn into_string(self) -> Option<Cow<'a, str>> {
+        match self {
+            ListOr::Text(text) => Some(text),
+            _ => None,
         }
-        fn visit_f64<E>(self, _: f64) -> Result<$ty, E> {
-            Ok($value)
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for ListOr<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = ListOr<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<ListOr<'a>, S::Error> {
+                let mut items = smallvec::SmallVec::new();
+                while let Some(item) = seq.next_element::<&'a RawValue>()? {
+                    items.push(item);
+                }
+                Ok(ListOr::List(items))
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_string<E>(self, text: String) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Text(Cow::Owned(text)))
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<ListOr<'a>, M::Error> {
+                let mut object = serde_json::Map::new();
+                while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                    object.insert(key, value);
+                }
+                Ok(ListOr::Other(Value::Object(object)))
+            }
+            fn visit_bool<E>(self, value: bool) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Other(value.into()))
+            }
+            fn visit_i64<E>(self, value: i64) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Other(value.into()))
+            }
+            fn visit_u64<E>(self, value: u64) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Other(value.into()))
+            }
+            fn visit_f64<E>(self, value: f64) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Other(value.into()))
+            }
+            fn visit_unit<E>(self) -> Result<ListOr<'a>, E> {
+                Ok(ListOr::Other(Value::Null))
+            }
         }
-        fn visit_unit<E>(self) -> Result<$ty, E> {
-            Ok($value)
-        }
-    };
+        deserializer.deserialize_any(Visit(std::marker::PhantomData))
+    }
 }
 
 /// [`opt_cow`] as a type, for [`read_in_place!`].

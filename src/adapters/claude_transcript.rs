@@ -60,10 +60,9 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use smallvec::SmallVec;
 
 use super::anthropic::Block;
-use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8, view_of};
+use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8, view_of, ListOr};
 use super::run_lists;
 use super::support::{one, report, rfc3339_ms, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
@@ -276,91 +275,11 @@ struct Message<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     stop_reason: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<Content<'a>>,
+    /// Its blocks split as the line is read (a transcript's bytes are
+    /// mostly content: read once, not kept raw and read again as a list).
+    content: Option<ListOr<'a>>,
     #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
-}
-
-/// A message's `content`: its blocks, raw, read with the line (a list of
-/// blocks is most of a transcript's bytes: read once, not as a raw value
-/// and then again as a list); a string; anything else as a value.
-#[derive(Debug)]
-enum Content<'a> {
-    /// One block a line, as Claude Code writes them: held inline.
-    Blocks(SmallVec<[&'a RawValue; 1]>),
-    Text(Cow<'a, str>),
-    Other(Value),
-}
-
-impl Content<'_> {
-    /// The content as a value, as it was sent.
-    fn value(&self) -> Value {
-        match self {
-            Content::Blocks(blocks) => Value::Array(blocks.iter().map(|raw| raw_value(raw)).collect()),
-            Content::Text(text) => Value::String(text.clone().into_owned()),
-            Content::Other(value) => value.clone(),
-        }
-    }
-
-    /// The content as text: a string's own, any other value's JSON.
-    fn text(&self) -> Cow<'_, str> {
-        match self {
-            Content::Text(text) => Cow::Borrowed(text),
-            other => Cow::Owned(other.value().to_string()),
-        }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::{MapAccess, SeqAccess, Visitor};
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
-            type Value = Content<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Content<'a>, S::Error> {
-                let mut blocks = SmallVec::new();
-                while let Some(block) = seq.next_element::<&'a RawValue>()? {
-                    blocks.push(block);
-                }
-                Ok(Content::Blocks(blocks))
-            }
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Content<'a>, E> {
-                Ok(Content::Text(Cow::Borrowed(text)))
-            }
-            fn visit_str<E>(self, text: &str) -> Result<Content<'a>, E> {
-                Ok(Content::Text(Cow::Owned(text.to_owned())))
-            }
-            fn visit_string<E>(self, text: String) -> Result<Content<'a>, E> {
-                Ok(Content::Text(Cow::Owned(text)))
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Content<'a>, M::Error> {
-                let mut object = Map::new();
-                while let Some((key, value)) = map.next_entry::<String, Value>()? {
-                    object.insert(key, value);
-                }
-                Ok(Content::Other(Value::Object(object)))
-            }
-            fn visit_bool<E>(self, value: bool) -> Result<Content<'a>, E> {
-                Ok(Content::Other(value.into()))
-            }
-            fn visit_i64<E>(self, value: i64) -> Result<Content<'a>, E> {
-                Ok(Content::Other(value.into()))
-            }
-            fn visit_u64<E>(self, value: u64) -> Result<Content<'a>, E> {
-                Ok(Content::Other(value.into()))
-            }
-            fn visit_f64<E>(self, value: f64) -> Result<Content<'a>, E> {
-                Ok(Content::Other(value.into()))
-            }
-            fn visit_unit<E>(self) -> Result<Content<'a>, E> {
-                Ok(Content::Other(Value::Null))
-            }
-        }
-        deserializer.deserialize_any(Visit(std::marker::PhantomData))
-    }
 }
 
 /// A `progress` line's `data`: a subagent's message (`agent_progress`),
@@ -591,7 +510,7 @@ impl ClaudeTranscriptAdapter {
             // Claude Code's own stand-in for a response: no model call.
             session.flush(calls);
             session.begin_turn(false, calls);
-            let text = message.content.as_ref().map_or(Value::Null, Content::value);
+            let text = message.content.as_ref().map_or(Value::Null, ListOr::value);
             if let Some(first) = run_lists::extend(&mut session.synthetic, SYNTHETIC, [text]) {
                 session.run_meta(first, calls);
             }
@@ -638,7 +557,7 @@ impl ClaudeTranscriptAdapter {
             }
         }
         let blocks: &[&RawValue] = match &message.content {
-            Some(Content::Blocks(blocks)) => blocks,
+            Some(ListOr::List(blocks)) => blocks,
             Some(content) => {
                 // Content that is not a list of blocks (a bare string).
                 let detail = format!("claude-transcript: assistant content: {}", content.value());
@@ -674,7 +593,7 @@ impl ClaudeTranscriptAdapter {
             return;
         };
         let blocks = match content {
-            Content::Blocks(blocks) => Some(blocks),
+            ListOr::List(blocks) => Some(blocks),
             _ => None,
         };
         let mut texts: Vec<Value> = Vec::new();

@@ -56,7 +56,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_string, json_value, raw_value, utf8, Fields, Key};
+use super::borrowed::{json_string, json_value, raw_value, utf8, Fields, Key, ListOr};
 use super::support::{json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -174,7 +174,7 @@ impl Adapter for GeminiCliChatAdapter {
                 self.record(Held { id, user, json: text.into(), spans }, calls);
                 return Ok(());
             }
-            if let (Some(Some(messages)), true) = (&head.messages, head.session_id.is_some()) {
+            if let (Some(ListOr::List(messages)), true) = (&head.messages, head.session_id.is_some()) {
                 // A whole document: every message, and the last run ends
                 // with it. Its other fields are the session's.
                 let fields: Fields<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
@@ -596,7 +596,7 @@ struct Message<'a> {
     tool_calls: Option<&'a str>,
     /// A document's messages, when they are a list (a record whose
     /// `messages` is not a list is not a document).
-    messages: Option<Option<Vec<&'a RawValue>>>,
+    messages: Option<ListOr<'a>>,
     set: Option<&'a str>,
     rewind: Option<&'a str>,
     session_id: Option<&'a str>,
@@ -651,7 +651,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
                         "tokens" => &mut message.tokens,
                         "toolCalls" => &mut message.tool_calls,
                         "messages" => {
-                            message.messages = Some(map.next_value::<List<'a>>()?.0);
+                            message.messages = Some(map.next_value()?);
                             continue;
                         }
                         "$set" => &mut message.set,
@@ -669,38 +669,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
             }
         }
         deserializer.deserialize_map(Visit(std::marker::PhantomData))
-    }
-}
-
-/// A value that may be a list: its items, raw, or `None` for any other
-/// value.
-struct List<'a>(Option<Vec<&'a RawValue>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for List<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
-            type Value = List<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<List<'a>, S::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(item) = seq.next_element::<&'a RawValue>()? {
-                    items.push(item);
-                }
-                Ok(List(Some(items)))
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<List<'a>, M::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(List(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<List<'a>, E> {
-                Ok(List(None))
-            }
-            scalars_are!(List<'a>, List(None));
-        }
-        deserializer.deserialize_any(Visit(std::marker::PhantomData))
     }
 }
 
@@ -868,8 +836,8 @@ impl<'de> Visitor<'de> for Summary<'_> {
         let (mut subject, mut description) = (None, None);
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             match key.as_ref() {
-                "subject" => subject = map.next_value::<Text<'de>>()?.0,
-                "description" => description = map.next_value::<Text<'de>>()?.0,
+                "subject" => subject = map.next_value::<ListOr<'de>>()?.into_string(),
+                "description" => description = map.next_value::<ListOr<'de>>()?.into_string(),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -887,38 +855,20 @@ impl<'de> Visitor<'de> for Summary<'_> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(())
     }
-    scalars_are!((), ());
-}
-
-/// A value that counts as text only when it is a string (borrowed unless
-/// it has escapes); anything else is none.
-struct Text<'a>(Option<Cow<'a, str>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
-            type Value = Text<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Text<'a>, E> {
-                Ok(Text(Some(Cow::Borrowed(text))))
-            }
-            fn visit_str<E>(self, text: &str) -> Result<Text<'a>, E> {
-                Ok(Text(Some(Cow::Owned(text.to_owned()))))
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Text<'a>, M::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Text(None))
-            }
-            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Text<'a>, S::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Text(None))
-            }
-            scalars_are!(Text<'a>, Text(None));
-        }
-        deserializer.deserialize_any(Visit(std::marker::PhantomData))
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
     }
 }
 
@@ -982,12 +932,13 @@ mod tests {
     #[test]
     fn only_a_list_of_messages_makes_a_document() {
         let list = Message::read(r#"{"sessionId":"s","messages":[{"a":1},2]}"#).unwrap();
-        let items: Vec<&str> = list.messages.unwrap().unwrap().iter().map(|raw| raw.get()).collect();
+        let Some(ListOr::List(messages)) = list.messages else { panic!("not a list") };
+        let items: Vec<&str> = messages.iter().map(|raw| raw.get()).collect();
         assert_eq!(items, [r#"{"a":1}"#, "2"]);
         for other in [r#"{}"#, r#""text""#, "3", "-1", "1.5", "true", "null"] {
             let record = format!(r#"{{"sessionId":"s","type":"gemini","messages":{other}}}"#);
             let head = Message::read(&record).unwrap();
-            assert!(matches!(head.messages, Some(None)), "{record}");
+            assert!(matches!(head.messages, Some(ListOr::Text(_) | ListOr::Other(_))), "{record}");
             // Not a document, and not a message either.
             assert_eq!(head.message_id(), None);
         }
