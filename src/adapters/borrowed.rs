@@ -23,15 +23,20 @@ use crate::bad_line::BadLine;
 /// `deserialize_with` or borrowed a `Cow<str>`; a field marked
 /// `(required)` missing is an error, as it is to the derive.
 /// Anything but an object is an error (serde's own words: "expected struct
-/// View"), where a derived view also read an array by position.
+/// View"), where a derived view also read an array by position. A field
+/// marked `in place` is an `Option` of another such view, or of a
+/// `SmallVec` of them, read into its parent's slot in turn ([`Place`]):
+/// nested views are neither moved out of their visitors nor boxed to make
+/// the moves cheaper.
 macro_rules! read_in_place {
-    ($view:ident { $($key:literal => $field:ident $(as $wrap:ident)? $(($required:ident))?),* $(,)? }) => {
+    ($view:ident { $($key:literal => $field:ident $(as $wrap:ident)? $(in $place:ident)? $(($required:ident))?),* $(,)? }) => {
         const _: () = {
             /// Fills the view it holds from an object's keys.
             struct Slot<'s, 'a>(&'s mut $view<'a>);
 
             impl<'a> $view<'a> {
                 /// Reads `text`, a JSON object, into `slot` (a default view).
+                #[allow(dead_code, reason = "a view nested in another may be read only there")]
                 pub(crate) fn read_into(text: &'a str, slot: &mut $view<'a>) -> Result<(), serde_json::Error> {
                     let mut reader = serde_json::Deserializer::from_str(text);
                     serde::de::DeserializeSeed::deserialize(Slot(slot), &mut reader).and_then(|()| reader.end())
@@ -44,6 +49,12 @@ macro_rules! read_in_place {
                     let mut view = $view::default();
                     serde::de::DeserializeSeed::deserialize(Slot(&mut view), deserializer)?;
                     Ok(view)
+                }
+            }
+
+            impl<'de: 'a, 'a> $crate::adapters::borrowed::InPlace<'de> for $view<'a> {
+                fn read_in<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error> {
+                    serde::de::DeserializeSeed::deserialize(Slot(self), deserializer)
                 }
             }
 
@@ -72,7 +83,7 @@ macro_rules! read_in_place {
                                 if std::mem::replace(&mut seen.$field, true) {
                                     return Err(<M::Error as serde::de::Error>::duplicate_field($key));
                                 }
-                                self.0.$field = read_in_place!(@value map $($wrap)?);
+                                read_in_place!(@read map self.0.$field; $($wrap)?; $($place)?);
                             })*
                             _ => {
                                 map.next_value::<serde::de::IgnoredAny>()?;
@@ -89,16 +100,130 @@ macro_rules! read_in_place {
             }
         };
     };
-    (@value $map:ident $wrap:ident) => {
-        $map.next_value::<$crate::adapters::borrowed::$wrap<'de>>()?.0
+    (@read $map:ident $slot:expr; $wrap:ident;) => {
+        $slot = $map.next_value::<$crate::adapters::borrowed::$wrap<'de>>()?.0
     };
-    (@value $map:ident) => {
-        $map.next_value()?
+    (@read $map:ident $slot:expr;; place) => {
+        $map.next_value_seed($crate::adapters::borrowed::Field(&mut $slot))?
+    };
+    (@read $map:ident $slot:expr;;) => {
+        $slot = $map.next_value()?
     };
     // The one marker a field takes: any other word does not compile.
     (@required required) => {
         true
     };
+}
+
+/// A view [`read_in_place!`] reads: what lets a parent view read it into
+/// a field of its own slot.
+pub(crate) trait InPlace<'de>: Default {
+    /// Fills this (default) view from an object's keys.
+    fn read_in<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error>;
+}
+
+/// A field of views read in place ([`read_in_place!`]'s `in place`): an
+/// optional view, or an optional list of them. `null` leaves it `None`, as
+/// a derived `Option` would; an object is read straight into a default view
+/// in the field, and each item of a list into a default view pushed onto
+/// it.
+pub(crate) trait Place<'de> {
+    /// Reads the field's value into it.
+    fn read_place<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error>;
+}
+
+impl<'de, V: InPlace<'de>> Place<'de> for Option<V> {
+    fn read_place<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_option(OptionView(self))
+    }
+}
+
+impl<'de, V: InPlace<'de>, const N: usize> Place<'de> for Option<smallvec::SmallVec<[V; N]>> {
+    fn read_place<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_option(OptionList(self))
+    }
+}
+
+/// A field of views as a seed, for `next_value_seed`.
+pub(crate) struct Field<'s, T>(pub(crate) &'s mut T);
+
+impl<'de, T: Place<'de>> serde::de::DeserializeSeed<'de> for Field<'_, T> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.0.read_place(deserializer)
+    }
+}
+
+/// An optional view: `None` for `null`, else read in place.
+struct OptionView<'s, V>(&'s mut Option<V>);
+
+impl<'de, V: InPlace<'de>> serde::de::Visitor<'de> for OptionView<'_, V> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("option")
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.0.insert(V::default()).read_in(deserializer)
+    }
+}
+
+/// An optional list of views: `None` for `null`, else each item read in
+/// place at the end of the list.
+struct OptionList<'s, V, const N: usize>(&'s mut Option<smallvec::SmallVec<[V; N]>>);
+
+impl<'de, V: InPlace<'de>, const N: usize> serde::de::Visitor<'de> for OptionList<'_, V, N> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("option")
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        let list = self.0.insert(smallvec::SmallVec::new());
+        deserializer.deserialize_seq(Items(list))
+    }
+}
+
+/// The items of a list of views.
+struct Items<'s, V, const N: usize>(&'s mut smallvec::SmallVec<[V; N]>);
+
+impl<'de, V: InPlace<'de>, const N: usize> serde::de::Visitor<'de> for Items<'_, V, N> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        while seq.next_element_seed(Item(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+}
+
+/// The next item of a list of views: pushed only once it is there.
+struct Item<'s, V, const N: usize>(&'s mut smallvec::SmallVec<[V; N]>);
+
+impl<'de, V: InPlace<'de>, const N: usize> serde::de::DeserializeSeed<'de> for Item<'_, V, N> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.0.push(V::default());
+        match self.0.last_mut() {
+            Some(view) => view.read_in(deserializer),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A value that may be a list, read in the one pass over its line: a
@@ -462,7 +587,7 @@ mod tests {
     /// A view read in place, and its derived twin: the two must read
     /// every input alike, errors included.
     #[derive(Debug, Default)]
-    struct InPlace<'a> {
+    struct Flat<'a> {
         kind: Cow<'a, str>,
         name: Option<Cow<'a, str>>,
         id: Option<Cow<'a, str>>,
@@ -470,7 +595,7 @@ mod tests {
         raw: Option<&'a RawValue>,
     }
 
-    read_in_place!(InPlace {
+    read_in_place!(Flat {
         "type" => kind as CowStr (required),
         "name" => name as OptCow,
         "id" => id as ScalarText,
@@ -507,10 +632,10 @@ mod tests {
             r#"{"type":"a""#,
         ];
         for input in inputs {
-            let mut slot = InPlace::default();
-            let read = InPlace::read_into(input, &mut slot).map(|()| slot).map_err(|error| error.to_string());
+            let mut slot = Flat::default();
+            let read = Flat::read_into(input, &mut slot).map(|()| slot).map_err(|error| error.to_string());
             let derived = serde_json::from_str::<Derived<'_>>(input)
-                .map_err(|error| error.to_string().replace("struct Derived", "struct InPlace"));
+                .map_err(|error| error.to_string().replace("struct Derived", "struct Flat"));
             match (&read, &derived) {
                 (Ok(read), Ok(derived)) => {
                     assert_eq!(read.kind, derived.kind, "{input}");
@@ -524,8 +649,102 @@ mod tests {
             }
         }
         // Nested, by value: the same view.
-        let nested: Vec<InPlace<'_>> = serde_json::from_str(r#"[{"type":"a","count":1}]"#).unwrap();
+        let nested: Vec<Flat<'_>> = serde_json::from_str(r#"[{"type":"a","count":1}]"#).unwrap();
         assert_eq!(nested[0].count, Some(1));
+    }
+
+    /// A view with another read in place inside it, and its derived twin.
+    #[derive(Debug, Default)]
+    struct Outer<'a> {
+        inner: Option<Flat<'a>>,
+        list: Option<smallvec::SmallVec<[Flat<'a>; 1]>>,
+        after: Option<u64>,
+    }
+
+    read_in_place!(Outer {
+        "inner" => inner in place,
+        "list" => list in place,
+        "after" => after,
+    });
+
+    #[derive(Debug, serde::Deserialize)]
+    struct DerivedOuter<'a> {
+        #[serde(borrow, default)]
+        inner: Option<Derived<'a>>,
+        #[serde(borrow, default)]
+        list: Option<smallvec::SmallVec<[Derived<'a>; 1]>>,
+        #[serde(default)]
+        after: Option<u64>,
+    }
+
+    #[test]
+    fn a_view_inside_a_view_reads_in_place_as_its_derived_twin() {
+        let inputs = [
+            r#"{"inner":{"type":"a","name":"n","id":7,"raw":[1]},"after":2}"#,
+            r#"{"after":2,"inner":{"type":"b\"q"}}"#,
+            r#"{"inner":null,"after":1}"#,
+            r#"{}"#,
+            r#"{"inner":{"name":"no type"}}"#,
+            r#"{"inner":{"type":"a"},"inner":{"type":"b"}}"#,
+            r#"{"inner":{"type":"a","type":"b"}}"#,
+            r#"{"inner":5}"#,
+            r#"{"inner":"text"}"#,
+            r#"{"inner":{"type":"a"}"#,
+            r#"{"list":[{"type":"a"},{"type":"b","count":2,"id":3}],"after":1}"#,
+            r#"{"list":[]}"#,
+            r#"{"list":null}"#,
+            r#"{"list":{"type":"a"}}"#,
+            r#"{"list":[{"name":"no type"}]}"#,
+            r#"{"list":[{"type":"a"},5]}"#,
+            r#"{"list":[{"type":"a"}],"list":[]}"#,
+            r#"{"list":[{"type":"a"}"#,
+        ];
+        for input in inputs {
+            let mut slot = Outer::default();
+            let read = Outer::read_into(input, &mut slot).map(|()| slot).map_err(|error| error.to_string());
+            let derived = serde_json::from_str::<DerivedOuter<'_>>(input).map_err(|error| {
+                error
+                    .to_string()
+                    .replace("struct DerivedOuter", "struct Outer")
+                    .replace("struct Derived", "struct Flat")
+            });
+            match (&read, &derived) {
+                (Ok(read), Ok(derived)) => {
+                    assert_eq!(read.after, derived.after, "{input}");
+                    let items = |list: Option<&[Flat<'_>]>| {
+                        list.map(|list| {
+                            list.iter()
+                                .map(|i| (i.kind.to_string(), i.count, i.id.as_deref().map(str::to_owned)))
+                                .collect::<Vec<_>>()
+                        })
+                    };
+                    let derived_items = |list: Option<&[Derived<'_>]>| {
+                        list.map(|list| {
+                            list.iter()
+                                .map(|i| (i.kind.to_string(), i.count, i.id.as_deref().map(str::to_owned)))
+                                .collect::<Vec<_>>()
+                        })
+                    };
+                    assert_eq!(items(read.list.as_deref()), derived_items(derived.list.as_deref()), "{input}");
+                    let (read, derived) = (read.inner.as_ref(), derived.inner.as_ref());
+                    assert_eq!(read.map(|i| &i.kind), derived.map(|i| &i.kind), "{input}");
+                    assert_eq!(read.map(|i| (&i.name, &i.id)), derived.map(|i| (&i.name, &i.id)), "{input}");
+                    assert_eq!(
+                        read.and_then(|i| i.raw).map(RawValue::get),
+                        derived.and_then(|i| i.raw).map(RawValue::get)
+                    );
+                    let borrowed = |kind: Option<&Cow<'_, str>>| kind.map(|kind| matches!(kind, Cow::Borrowed(_)));
+                    assert_eq!(borrowed(read.map(|i| &i.kind)), borrowed(derived.map(|i| &i.kind)), "{input}");
+                }
+                (Err(read), Err(derived)) => assert_eq!(read, derived, "{input}"),
+                _ => panic!("{input}: {read:?} against {derived:?}"),
+            }
+        }
+        // Where the derive read an array by position, a view in place
+        // takes objects only.
+        let mut slot = Outer::default();
+        let error = Outer::read_into(r#"{"inner":[]}"#, &mut slot).unwrap_err().to_string();
+        assert!(error.starts_with("invalid type: sequence, expected struct Flat"), "{error}");
     }
 
     #[test]

@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, view_of};
+use super::borrowed::{opt_cow, raw_text, raw_value, utf8, view_of};
 use super::run_lists::RunLists;
 use super::support::{one, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
@@ -56,6 +56,7 @@ use crate::bad_line::BadLine;
 use crate::call::Call;
 use crate::hash::HashSet;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
+use smallvec::SmallVec;
 
 /// The record kinds of a rollout line's envelope.
 const RECORDS: [&str; 5] = ["session_meta", "turn_context", "response_item", "event_msg", "compacted"];
@@ -91,6 +92,10 @@ round; the session_meta id is the session",
 pub struct CodexRolloutAdapter {
     /// The first `session_meta` id, fixed once a run began.
     session: Option<String>,
+    /// Where a message's or a reasoning's text is gathered (reused: not
+    /// state).
+    #[serde(skip)]
+    text: String,
     /// A run this adapter began is open (not finished).
     open: bool,
     /// A run was begun: the session can no longer change.
@@ -125,10 +130,23 @@ pub struct CodexRolloutAdapter {
     hosted: u64,
 }
 
-/// A line: its record kind, time and payload. Read in one pass with the
-/// payload's fields (`Envelope<'a, Box<Payload<'a>>>`, boxed: a payload
-/// view is some 450 bytes, which every move would copy), or with the
-/// payload raw, for the records kept whole.
+/// A line: its record kind, time and payload's fields, read in one pass
+/// and in place.
+#[derive(Debug, Default)]
+struct Line<'a> {
+    kind: Cow<'a, str>,
+    timestamp: Option<Cow<'a, str>>,
+    payload: Option<Payload<'a>>,
+}
+
+read_in_place!(Line {
+    "type" => kind as CowStr (required),
+    "timestamp" => timestamp as OptCow,
+    "payload" => payload in place,
+});
+
+/// A line with its payload raw, for the records kept whole and for a line
+/// whose payload is no object (or has a field of a type no view takes).
 #[derive(Debug, Deserialize)]
 #[serde(bound(deserialize = "P: Deserialize<'de>"))]
 struct Envelope<'a, P> {
@@ -171,59 +189,62 @@ impl Whole<'_> {
 /// A payload's fields, borrowed: one view for every record kind, each
 /// field kept raw (a value of an unexpected type then never makes the
 /// line unreadable; it is read where it is used).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 struct Payload<'a> {
-    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     role: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     summary: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     encrypted_content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     phase: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     namespace: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     input: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     action: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     output: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     tools: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     status: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     model: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     info: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     rate_limits: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     turn_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     reason: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     message: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     thread_name: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     model_context_window: Option<&'a RawValue>,
 }
+
+read_in_place!(Payload {
+    "type" => kind as OptCow,
+    "id" => id as ScalarText,
+    "call_id" => call_id as ScalarText,
+    "role" => role,
+    "content" => content,
+    "summary" => summary,
+    "encrypted_content" => encrypted_content,
+    "phase" => phase,
+    "name" => name,
+    "namespace" => namespace,
+    "arguments" => arguments,
+    "input" => input,
+    "action" => action,
+    "output" => output,
+    "tools" => tools,
+    "status" => status,
+    "model" => model,
+    "info" => info,
+    "rate_limits" => rate_limits,
+    "turn_id" => turn_id,
+    "reason" => reason,
+    "error" => error,
+    "message" => message,
+    "thread_name" => thread_name,
+    "model_context_window" => model_context_window,
+});
 
 /// A `token_count`'s `info`.
 #[derive(Debug, Deserialize)]
@@ -288,8 +309,9 @@ impl Adapter for CodexRolloutAdapter {
         // One pass reads the envelope and its payload's fields. A line
         // whose payload is no object (or has a field of a type no view
         // takes) is read again for its envelope alone.
-        let (kind, timestamp, item) = match serde_json::from_str::<Envelope<'_, Box<Payload<'_>>>>(text) {
-            Ok(line) => (line.kind, line.timestamp, line.payload),
+        let mut line = Line::default();
+        let (kind, timestamp, item) = match Line::read_into(text, &mut line) {
+            Ok(()) => (line.kind, line.timestamp, line.payload),
             Err(_) => {
                 let line: Envelope<'_, &RawValue> =
                     serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
@@ -509,17 +531,18 @@ impl CodexRolloutAdapter {
 
     fn message(&mut self, item: &Payload<'_>, whole: Whole<'_>, calls: &mut dyn CallSink) {
         let role = item.role.map(raw_text).unwrap_or_default();
-        let (text, others) = content_text(item.content);
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        let others = content_text_into(item.content, &mut text);
         match role.as_ref() {
             "assistant" => {
                 self.ensure_open(calls);
-                let mut body = Cow::Borrowed(text.as_str());
                 // Whole messages that follow each other in a round are
                 // paragraphs, not fragments of one.
-                if self.last_text.replace(true) == Some(true) && !body.is_empty() {
-                    body = Cow::Owned(["\n\n", &text].concat());
+                if self.last_text.replace(true) == Some(true) && !text.is_empty() {
+                    text.insert_str(0, "\n\n");
                 }
-                calls.call(self.session(), Call::Message { text: &body });
+                calls.call(self.session(), Call::Message { text: &text });
                 if let Some(phase) = item.phase.filter(|p| p.get() != "null") {
                     calls.call(self.session(), Call::RoundMeta { meta: &one("codex_phase", raw_value(phase)) });
                 }
@@ -530,7 +553,7 @@ impl CodexRolloutAdapter {
             }
             "user" if !is_context(&text) => {
                 self.begin(calls);
-                calls.call(self.session(), Call::RunMeta { meta: &one("codex_prompt", Value::String(text)) });
+                calls.call(self.session(), Call::RunMeta { meta: &one("codex_prompt", Value::String(text.clone())) });
                 if !others.is_empty() {
                     let meta = one("codex_prompt_attachments", Value::Array(others));
                     calls.call(self.session(), Call::RunMeta { meta: &meta });
@@ -539,18 +562,22 @@ impl CodexRolloutAdapter {
             // Developer and system instructions, the environment, AGENTS.md.
             _ => self.push("codex_context", whole.value(), calls),
         }
+        self.text = text;
     }
 
     fn reasoning(&mut self, item: &Payload<'_>, calls: &mut dyn CallSink) {
         self.ensure_open(calls);
-        let (mut text, _) = content_text(item.summary);
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        content_text_into(item.summary, &mut text);
         if text.is_empty() {
-            text = content_text(item.content).0;
+            content_text_into(item.content, &mut text);
         }
         if self.last_text.replace(false) == Some(false) && !text.is_empty() {
             text.insert_str(0, "\n\n");
         }
         calls.call(self.session(), Call::Thought { text: &text });
+        self.text = text;
         // Opaque, but what lets the model's reasoning be sent back.
         if let Some(encrypted) = item.encrypted_content.filter(|e| e.get() != "null") {
             let meta = one("codex_encrypted_reasoning", Value::Array(vec![raw_value(encrypted)]));
@@ -708,30 +735,36 @@ fn is_context(text: &str) -> bool {
 /// that are not text (images), kept as they came. A bare string is its own
 /// text.
 fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
-    let Some(content) = content.filter(|c| c.get() != "null") else { return (String::new(), Vec::new()) };
+    let mut text = String::new();
+    let others = content_text_into(content, &mut text);
+    (text, others)
+}
+
+/// [`content_text`] into `text` (an empty buffer, reused).
+fn content_text_into(content: Option<&RawValue>, text: &mut String) -> Vec<Value> {
+    let Some(content) = content.filter(|c| c.get() != "null") else { return Vec::new() };
     // Most lists hold text items only: read in one pass. A list with any
     // other item is read again, item by item, to keep those whole.
-    if let Some(parts) = view_of::<Vec<Part<'_>>>(content) {
-        let texts: Option<Vec<Cow<'_, str>>> = parts.into_iter().map(Part::text).collect();
-        if let Some(texts) = texts {
-            let mut text = String::new();
-            for part in texts {
-                paragraph(&mut text, &part);
+    if let Some(parts) = view_of::<SmallVec<[Part<'_>; 2]>>(content) {
+        if parts.iter().all(|part| part.text().is_some()) {
+            for part in &parts {
+                paragraph(text, part.text().unwrap_or_default());
             }
-            return (text, Vec::new());
+            return Vec::new();
         }
     }
     let Some(items) = view_of::<Vec<&RawValue>>(content) else {
-        return (raw_text(content).into_owned(), Vec::new());
+        text.push_str(&raw_text(content));
+        return Vec::new();
     };
-    let (mut text, mut others) = (String::new(), Vec::new());
+    let mut others = Vec::new();
     for item in items {
         match item_text(item) {
-            Some(part) => paragraph(&mut text, &part),
+            Some(part) => paragraph(text, &part),
             None => others.push(raw_value(item)),
         }
     }
-    (text, others)
+    others
 }
 
 /// Adds `part` to `text` as a paragraph of its own (after a blank line,
@@ -752,20 +785,20 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
 }
 
-impl<'a> Part<'a> {
+impl Part<'_> {
     /// The item's text, when it is a text item.
-    fn text(self) -> Option<Cow<'a, str>> {
+    fn text(&self) -> Option<&str> {
         let textual = matches!(
             self.kind.as_deref(),
             Some("input_text" | "output_text" | "summary_text" | "reasoning_text" | "text" | "refusal")
         );
-        textual.then_some(self.text).flatten()
+        self.text.as_deref().filter(|_| textual)
     }
 }
 
 /// A content item's text, when it is a text item.
 fn item_text(item: &RawValue) -> Option<String> {
-    serde_json::from_str::<Part<'_>>(item.get()).ok()?.text().map(Cow::into_owned)
+    serde_json::from_str::<Part<'_>>(item.get()).ok()?.text().map(str::to_owned)
 }
 
 /// A tool's output as result text, with the metadata it carried and

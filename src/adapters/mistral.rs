@@ -210,7 +210,7 @@ impl Adapter for MistralAdapter {
         let mut line = Line::default();
         Line::parse(text, &mut line)?;
         if line.kind.is_none() {
-            self.chat.line(line, payload, &MISTRAL, calls);
+            self.chat.line(&mut line, payload, &MISTRAL, calls);
             return Ok(());
         }
         let event: Event<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;

@@ -35,7 +35,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
 use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -151,13 +151,13 @@ read_in_place!(Line {
     "model" => model as OptCow,
     "system_fingerprint" => system_fingerprint as OptCow,
     "created" => created,
-    "choices" => choices,
+    "choices" => choices in place,
     "usage" => usage,
     "x_groq" => x_groq,
     "error" => error,
     "role" => role as OptCow,
     "content" => content,
-    "tool_calls" => tool_calls,
+    "tool_calls" => tool_calls in place,
     "tool_call_id" => tool_call_id as ScalarText,
 });
 
@@ -174,66 +174,75 @@ impl<'a> Line<'a> {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Choice<'a> {
-    #[serde(default)]
     index: u64,
-    /// A chunk's fragment. Boxed, as is `message`: a message's fields
-    /// inline would make a choice some 600 bytes, which every move of the
-    /// decoded line (out of each visitor, into its parent) copies; one
-    /// allocation costs less than those copies.
-    #[serde(borrow, default)]
-    delta: Option<Box<Message<'a>>>,
+    /// A chunk's fragment.
+    delta: Option<Message<'a>>,
     /// A whole completion's message.
-    #[serde(borrow, default)]
-    message: Option<Box<Message<'a>>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
+    message: Option<Message<'a>>,
     finish_reason: Option<Cow<'a, str>>,
     /// Usage on the choice rather than the chunk (Moonshot's endpoint puts
     /// it there, on the finish chunk).
-    #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
 }
 
+read_in_place!(Choice {
+    "index" => index,
+    "delta" => delta in place,
+    "message" => message in place,
+    "finish_reason" => finish_reason as OptCow,
+    "usage" => usage,
+});
+
 /// A delta, a completion's message, or a host message: the same fields.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 struct Message<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     role: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reasoning_content: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reasoning: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     refusal: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     tool_calls: Option<SmallVec<[ToolCall<'a>; 1]>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_call_id: Option<Cow<'a, str>>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(Message {
+    "role" => role as OptCow,
+    "content" => content,
+    "reasoning_content" => reasoning_content as OptCow,
+    "reasoning" => reasoning as OptCow,
+    "refusal" => refusal as OptCow,
+    "tool_calls" => tool_calls in place,
+    "tool_call_id" => tool_call_id as ScalarText,
+});
+
+#[derive(Debug, Default)]
 struct ToolCall<'a> {
-    #[serde(default)]
     index: Option<u64>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     function: Option<Function<'a>>,
 }
+
+read_in_place!(ToolCall {
+    "index" => index,
+    "id" => id as ScalarText,
+    "function" => function in place,
+});
 
 /// A tool call's function: its name and arguments, as sent (a fragment of
 /// JSON text here; Ollama's NDJSON, which shares the shape, sends an
 /// object).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct Function<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub(crate) name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub(crate) arguments: Option<&'a RawValue>,
 }
+
+read_in_place!(Function {
+    "name" => name as OptCow,
+    "arguments" => arguments,
+});
 
 impl Adapter for OpenAiChatAdapter {
     state_is_self!();
@@ -253,7 +262,7 @@ impl Adapter for OpenAiChatAdapter {
         }
         let mut line = Line::default();
         Line::parse(utf8(payload)?, &mut line)?;
-        self.line(line, payload, &OPENAI, calls);
+        self.line(&mut line, payload, &OPENAI, calls);
         Ok(())
     }
 }
@@ -270,7 +279,7 @@ impl OpenAiChatAdapter {
     }
 
     /// Translates one chunk, whole completion or host message of `dialect`.
-    pub(crate) fn line(&mut self, line: Line<'_>, payload: &[u8], dialect: &Dialect, calls: &mut dyn CallSink) {
+    pub(crate) fn line(&mut self, line: &mut Line<'_>, payload: &[u8], dialect: &Dialect, calls: &mut dyn CallSink) {
         if let Some(error) = line.error {
             // A provider's error mid-stream: the model call is over.
             let detail = format!("{}: error: {}", dialect.format, error.get());
@@ -278,12 +287,12 @@ impl OpenAiChatAdapter {
             calls.call(None, Call::Finish { reason: FinishReason::Failed });
             return;
         }
-        let Some(choices) = line.choices else {
+        let Some(choices) = &line.choices else {
             let message = Message {
-                role: line.role,
+                role: line.role.take(),
                 content: line.content,
-                tool_calls: line.tool_calls,
-                tool_call_id: line.tool_call_id,
+                tool_calls: line.tool_calls.take(),
+                tool_call_id: line.tool_call_id.take(),
                 ..Message::default()
             };
             return self.host_message(message, payload, dialect, calls);
@@ -337,7 +346,7 @@ impl OpenAiChatAdapter {
                 usage_calls(usage, session, dialect, calls);
             }
         }
-        let usage = line.usage.filter(|u| u.get() != "null").or(line.x_groq.and_then(|x| x.usage));
+        let usage = line.usage.filter(|u| u.get() != "null").or(line.x_groq.as_ref().and_then(|x| x.usage));
         if let Some(usage) = usage {
             usage_calls(usage, None, dialect, calls);
         }

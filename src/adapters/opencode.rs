@@ -90,6 +90,10 @@ pub struct OpenCodeAdapter {
     /// round's metadata.
     #[serde(default)]
     last_message: String,
+    /// Where a text is written after the blank line that separates it
+    /// from the one before (reused: not state).
+    #[serde(skip)]
+    paragraph: String,
     /// The run's totals over its steps (what it cost, not what it holds).
     steps: u64,
     tokens: Tokens,
@@ -262,14 +266,17 @@ impl Adapter for OpenCodeAdapter {
             }
             ("text" | "reasoning", Some(part)) => {
                 let message = kind == "text";
-                let mut text = part.text.as_deref().map_or(Cow::Borrowed(""), Cow::Borrowed);
+                let mut text = part.text.as_deref().unwrap_or("");
                 let after_text = self.last_text.is_some();
                 // Whole texts that follow each other in a round are
                 // paragraphs, not fragments of one.
                 if !text.is_empty() && self.last_text.replace(message) == Some(message) {
-                    text = Cow::Owned(format!("\n\n{text}"));
+                    self.paragraph.clear();
+                    self.paragraph.push_str("\n\n");
+                    self.paragraph.push_str(text);
+                    text = &self.paragraph;
                 }
-                let call = if message { Call::Message { text: &text } } else { Call::Thought { text: &text } };
+                let call = if message { Call::Message { text } } else { Call::Thought { text } };
                 calls.call(None, call);
                 // Texts in a row are in one round: their message is named
                 // once.

@@ -160,7 +160,7 @@ impl Adapter for AcpAdapter {
         if !is_acp {
             return Err(BadLine::new("not an ACP message: neither JSON-RPC nor a SessionNotification"));
         }
-        self.dispatch(message, payload, calls);
+        self.dispatch(&message, payload, calls);
         Ok(())
     }
 
@@ -225,15 +225,15 @@ impl AcpAdapter {
 
     /// A request (or notification) by its method, a response by its id,
     /// a bare `SessionNotification` by its session.
-    fn dispatch(&mut self, message: Message<'_>, payload: &[u8], calls: &mut dyn CallSink) {
+    fn dispatch(&mut self, message: &Message<'_>, payload: &[u8], calls: &mut dyn CallSink) {
         let id = message.id.map(|id| Box::<str>::from(id.get()));
         match (message.method.as_deref(), id) {
-            (Some(method), id) => self.request(method, id, message.params, payload, calls),
+            (Some(method), id) => self.request(method, id, message.params.as_ref(), payload, calls),
             (None, Some(id)) if message.result.is_some() || message.error.is_some() => {
                 self.response(id, message.result, message.error, calls)
             }
-            (None, _) => match (message.session_id, message.update) {
-                (Some(session), Some(update)) => self.notification(&session, &update, payload, true, calls),
+            (None, _) => match (&message.session_id, &message.update) {
+                (Some(session), Some(update)) => self.notification(session, update, payload, true, calls),
                 _ => report(
                     calls,
                     None,

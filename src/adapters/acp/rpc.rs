@@ -50,14 +50,14 @@ impl AcpAdapter {
         &mut self,
         method: &str,
         id: Option<Box<str>>,
-        params: Option<Params<'_>>,
+        params: Option<&Params<'_>>,
         payload: &[u8],
         calls: &mut dyn CallSink,
     ) {
-        let session = params.as_ref().and_then(|p| p.session_id.as_deref());
+        let session = params.and_then(|p| p.session_id.as_deref());
         if let Some(id) = id.clone() {
             if is_agent_method(method) {
-                let permission_for = match (method, session, params.as_ref().and_then(Params::tool_call)) {
+                let permission_for = match (method, session, params.and_then(Params::tool_call)) {
                     ("session/request_permission", Some(session), Some(tool_call)) => {
                         tool_call.tool_call_id.as_deref().map(|call| {
                             let meta = UpdateMeta::read(tool_call.meta);

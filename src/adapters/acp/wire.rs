@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::adapters::borrowed::{opt_cow, scalar_text, Fields};
+use crate::adapters::borrowed::{opt_cow, CowStr, Fields};
 pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
@@ -26,46 +26,41 @@ pub(super) struct Message<'a> {
     pub result: Option<&'a RawValue>,
     pub error: Option<&'a RawValue>,
     pub session_id: Option<Cow<'a, str>>,
-    /// Boxed: a bare notification is the rarer form, and a message is
-    /// moved several times on its way (an inline `Update` here would double
-    /// the bytes every move copies).
-    pub update: Option<Box<Update<'a>>>,
+    pub update: Option<Update<'a>>,
 }
 
 read_in_place!(Message {
     "jsonrpc" => jsonrpc,
     "method" => method as OptCow,
     "id" => id,
-    "params" => params,
+    "params" => params in place,
     "result" => result,
     "error" => error,
     "sessionId" => session_id as ScalarText,
-    "update" => update,
+    "update" => update in place,
 });
 
 /// The params of the requests and notifications the adapter reads.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 pub(super) struct Params<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub session_id: Option<Cow<'a, str>>,
-    /// Boxed: an update inline is some 400 bytes, which every move of the
-    /// decoded message (out of each visitor, into its parent, out of the
-    /// `Result`) copies; one allocation costs less than those copies.
-    #[serde(borrow, default)]
-    pub update: Option<Box<Update<'a>>>,
+    pub update: Option<Update<'a>>,
     /// `session/prompt`: the user's content blocks.
-    #[serde(borrow, default)]
     pub prompt: Option<&'a RawValue>,
     /// `session/request_permission`: the tool call asked about, read when
-    /// used ([`Params::tool_call`]): permission requests are rare, and an
-    /// `Update` inline would double the size every message is moved with.
-    #[serde(borrow, default, rename = "toolCall")]
+    /// used ([`Params::tool_call`]): permission requests are rare.
     pub tool_call_raw: Option<&'a RawValue>,
     /// `session/request_permission`: what the user may answer.
-    #[serde(borrow, default)]
     pub options: Option<&'a RawValue>,
 }
+
+read_in_place!(Params {
+    "sessionId" => session_id as ScalarText,
+    "update" => update in place,
+    "prompt" => prompt,
+    "toolCall" => tool_call_raw,
+    "options" => options,
+});
 
 impl<'a> Params<'a> {
     /// A permission request's tool call, if it has one that reads.
@@ -77,33 +72,35 @@ impl<'a> Params<'a> {
 /// A `session/update`'s update, or a permission request's tool call (the
 /// same fields without `sessionUpdate`). The kinds that carry only
 /// metadata are read again as a whole value when they come (rarely).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 pub(super) struct Update<'a> {
     /// What the update is; `None` when it has no `sessionUpdate`.
-    #[serde(borrow, default, deserialize_with = "update_kind")]
     pub session_update: Option<UpdateKind<'a>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub tool_call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub title: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub status: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub raw_input: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub raw_output: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub kind: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     pub locations: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "_meta")]
     pub meta: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub message_id: Option<Cow<'a, str>>,
 }
+
+read_in_place!(Update {
+    "sessionUpdate" => session_update,
+    "toolCallId" => tool_call_id as ScalarText,
+    "title" => title as OptCow,
+    "status" => status as OptCow,
+    "content" => content,
+    "rawInput" => raw_input,
+    "rawOutput" => raw_output,
+    "kind" => kind,
+    "locations" => locations,
+    "_meta" => meta,
+    "messageId" => message_id as ScalarText,
+});
 
 /// Declares [`UpdateKind`] and [`MetadataKind`] from one table of
 /// variants and wire names, so that reading a name and writing it back
@@ -214,9 +211,11 @@ impl UpdateKind<'static> {
 }
 
 /// `sessionUpdate` as an [`UpdateKind`], borrowed from the line like any
-/// other name ([`opt_cow`]).
-fn update_kind<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<UpdateKind<'de>>, D::Error> {
-    Ok(opt_cow(deserializer)?.map(UpdateKind::parse))
+/// other name.
+impl<'de: 'a, 'a> Deserialize<'de> for UpdateKind<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(UpdateKind::parse(CowStr::deserialize(deserializer)?.0))
+    }
 }
 
 /// What the adapter reads out of an update's `_meta`; the rest of it is
