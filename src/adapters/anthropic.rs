@@ -39,7 +39,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
 use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -149,10 +149,10 @@ impl Adapter for AnthropicAdapter {
 pub(crate) struct Event<'a> {
     pub kind: Option<Cow<'a, str>>,
     pub index: Option<u64>,
-    pub message: Option<Box<MessageInfo<'a>>>,
+    pub message: Option<MessageInfo<'a>>,
     /// Decoded in the same pass as the event; the rare paths that keep a
     /// block or delta as it came read it again from the event's text.
-    pub content_block: Option<Box<Block<'a>>>,
+    pub content_block: Option<Block<'a>>,
     pub delta: Option<Delta<'a>>,
     pub usage: Option<&'a RawValue>,
     pub context_management: Option<&'a RawValue>,
@@ -168,9 +168,9 @@ pub(crate) struct Event<'a> {
 read_in_place!(Event {
     "type" => kind as OptCow,
     "index" => index,
-    "message" => message,
-    "content_block" => content_block,
-    "delta" => delta,
+    "message" => message in place,
+    "content_block" => content_block in place,
+    "delta" => delta in place,
     "usage" => usage,
     "context_management" => context_management,
     "error" => error,
@@ -180,67 +180,76 @@ read_in_place!(Event {
     "is_error" => is_error,
 });
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct MessageInfo<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub usage: Option<&'a RawValue>,
 }
 
+read_in_place!(MessageInfo {
+    "id" => id as OptCow,
+    "model" => model as OptCow,
+    "usage" => usage,
+});
+
 /// A content block as `content_block_start` opens it (or as a user
 /// message carries it).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 pub(crate) struct Block<'a> {
-    #[serde(borrow, default, rename = "type")]
     pub kind: Cow<'a, str>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// A tool call's whole input: a stream's `content_block_start` has only
     /// `{}` (the deltas carry it); a Claude Code snapshot has it all.
-    #[serde(borrow, default)]
     pub input: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub text: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub signature: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     pub tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
-    #[serde(default)]
     pub is_error: Option<bool>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(Block {
+    "type" => kind as CowStr,
+    "id" => id as ScalarText,
+    "name" => name as OptCow,
+    "input" => input,
+    "text" => text as OptCow,
+    "thinking" => thinking as OptCow,
+    "signature" => signature as OptCow,
+    "tool_use_id" => tool_use_id as ScalarText,
+    "content" => content,
+    "is_error" => is_error,
+});
+
+#[derive(Debug, Default)]
 pub(crate) struct Delta<'a> {
-    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub text: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub signature: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub citation: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub content: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub stop_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub stop_sequence: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub stop_details: Option<&'a RawValue>,
 }
+
+read_in_place!(Delta {
+    "type" => kind as OptCow,
+    "text" => text as OptCow,
+    "thinking" => thinking as OptCow,
+    "partial_json" => partial_json as OptCow,
+    "signature" => signature as OptCow,
+    "citation" => citation,
+    "content" => content as OptCow,
+    "stop_reason" => stop_reason as OptCow,
+    "stop_sequence" => stop_sequence as OptCow,
+    "stop_details" => stop_details,
+});
 
 /// Open blocks kept per message at most (a real message has a few).
 const MAX_OPEN_BLOCKS: usize = 256;

@@ -524,13 +524,19 @@ impl Text {
 /// items), which a derived struct rejects. [`Fields::get`] takes the last
 /// value of a key, as a map would.
 ///
-/// On the heap: an object of a dozen fields inline is some 500 bytes,
-/// which every move (out of the visitor, into the event that holds it)
-/// copies; one allocation costs less than those copies.
+/// Eight fields are held inline: read in place ([`Fields::read_into`]),
+/// an event's fields take no allocation and are not moved.
 #[derive(Debug, Default)]
-pub(crate) struct Fields<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
+pub(crate) struct Fields<'a>(pub(crate) smallvec::SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>);
 
 impl<'a> Fields<'a> {
+    /// Reads `text`, a JSON object, into `slot` (empty fields), as
+    /// `serde_json::from_str` reads fields by value.
+    pub(crate) fn read_into(text: &'a str, slot: &mut Fields<'a>) -> Result<(), serde_json::Error> {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        serde::de::DeserializeSeed::deserialize(FieldsSlot(slot), &mut reader).and_then(|()| reader.end())
+    }
+
     /// The last value of `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&'a RawValue> {
         self.0.iter().rev().find(|(name, _)| name == key).map(|(_, value)| *value)
@@ -539,22 +545,33 @@ impl<'a> Fields<'a> {
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
-            type Value = Fields<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
-                let mut item = Fields(Vec::with_capacity(map.size_hint().unwrap_or(8)));
-                while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
-                    let value: &'a RawValue = map.next_value()?;
-                    item.0.push((key, value));
-                }
-                Ok(item)
-            }
+        let mut fields = Fields::default();
+        serde::de::DeserializeSeed::deserialize(FieldsSlot(&mut fields), deserializer)?;
+        Ok(fields)
+    }
+}
+
+/// Fields read into a slot.
+struct FieldsSlot<'s, 'a>(&'s mut Fields<'a>);
+
+impl<'de: 'a, 'a> serde::de::DeserializeSeed<'de> for FieldsSlot<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for FieldsSlot<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
+            let value: &'a RawValue = map.next_value()?;
+            self.0 .0.push((key, value));
         }
-        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+        Ok(())
     }
 }
 

@@ -106,23 +106,26 @@ read_in_place!(Line {
     "type" => kind as CowStr (required),
     "subtype" => subtype as OptCow,
     "parent_tool_use_id" => parent_tool_use_id as OptCow,
-    "event" => event,
-    "message" => message,
+    "event" => event in place,
+    "message" => message in place,
     "request" => request,
     "is_error" => is_error,
     "isReplay" => is_replay,
     "terminal_reason" => terminal_reason as OptCow,
 });
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Message<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
 }
+
+read_in_place!(Message {
+    "id" => id as OptCow,
+    "content" => content,
+    "usage" => usage,
+});
 
 /// A permission request's fields the adapter reads.
 #[derive(Debug, Deserialize)]

@@ -368,7 +368,7 @@ impl ClaudeTranscriptAdapter {
         // The session the line belongs to, named and found once: by its
         // name, or (a line that names none) the current one.
         let name = match child {
-            Some((parent, tool)) => Some(self.child_name(parent, tool, line)),
+            Some((parent, tool)) => Some(Cow::Owned(self.child_name(parent, tool, line))),
             None => line.session_id.as_ref().map(|id| session_name(id, line)),
         };
         let known = match &name {
@@ -925,11 +925,11 @@ impl Session {
 
 /// The session a line of session `id` belongs to: the session, or a
 /// subagent's (`isSidechain` lines).
-fn session_name(id: &str, line: &Line<'_>) -> String {
+fn session_name<'s>(id: &'s str, line: &Line<'_>) -> Cow<'s, str> {
     match (line.is_sidechain, &line.agent_id) {
-        (Some(true), Some(agent)) => format!("{id}/agent-{agent}"),
-        (Some(true), None) => format!("{id}/sidechain"),
-        _ => id.to_owned(),
+        (Some(true), Some(agent)) => Cow::Owned(format!("{id}/agent-{agent}")),
+        (Some(true), None) => Cow::Owned(format!("{id}/sidechain")),
+        _ => Cow::Borrowed(id),
     }
 }
 

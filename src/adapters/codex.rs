@@ -163,7 +163,8 @@ impl Adapter for CodexAdapter {
                 let Some(raw) = line.item else {
                     return Err(BadLine::new(format!("{kind} without an item")));
                 };
-                let item: Item<'_> = serde_json::from_str(raw.get()).map_err(|error| BadLine::json(&error))?;
+                let mut item = Item::default();
+                Fields::read_into(raw.get(), &mut item).map_err(|error| BadLine::json(&error))?;
                 self.item(kind, &item, raw, calls);
             }
             _ => {

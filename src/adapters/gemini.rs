@@ -188,13 +188,13 @@ struct Chunk<'a> {
     create_time: Option<Cow<'a, str>>,
     prompt_feedback: Option<&'a RawValue>,
     error: Option<&'a RawValue>,
-    /// A host turn: its role and parts (rare: not held inline).
+    /// A host turn: its role and parts.
     role: Option<Cow<'a, str>>,
-    parts: Option<Vec<Part<'a>>>,
+    parts: Option<SmallVec<[Part<'a>; 1]>>,
 }
 
 read_in_place!(Chunk {
-    "candidates" => candidates,
+    "candidates" => candidates in place,
     "usageMetadata" => usage_metadata,
     "modelVersion" => model_version as OptCow,
     "responseId" => response_id as OptCow,
@@ -202,136 +202,152 @@ read_in_place!(Chunk {
     "promptFeedback" => prompt_feedback,
     "error" => error,
     "role" => role as OptCow,
-    "parts" => parts,
+    "parts" => parts in place,
 });
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 struct CandidateChunk<'a> {
-    #[serde(default)]
     index: Option<u64>,
-    #[serde(borrow, default)]
     content: Option<Content<'a>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     finish_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     finish_message: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     safety_ratings: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     citation_metadata: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     grounding_metadata: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     url_context_metadata: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     avg_logprobs: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     logprobs_result: Option<&'a RawValue>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(CandidateChunk {
+    "index" => index,
+    "content" => content in place,
+    "finishReason" => finish_reason as OptCow,
+    "finishMessage" => finish_message as OptCow,
+    "safetyRatings" => safety_ratings,
+    "citationMetadata" => citation_metadata,
+    "groundingMetadata" => grounding_metadata,
+    "urlContextMetadata" => url_context_metadata,
+    "avgLogprobs" => avg_logprobs,
+    "logprobsResult" => logprobs_result,
+});
+
+#[derive(Debug, Default)]
 struct Content<'a> {
-    /// On the heap: a part is built there once, where an inline one would
-    /// be moved through every layer of the decoding (measured: more
-    /// instructions than the allocation).
-    #[serde(borrow, default)]
-    parts: Option<Vec<Part<'a>>>,
+    parts: Option<SmallVec<[Part<'a>; 1]>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+read_in_place!(Content {
+    "parts" => parts in place,
+});
+
+#[derive(Debug, Default)]
 struct Part<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     text: Option<Cow<'a, str>>,
-    #[serde(default)]
     thought: Option<bool>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     thought_signature: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    function_call: Option<Box<FunctionCall<'a>>>,
-    #[serde(borrow, default)]
-    function_response: Option<Box<FunctionResponse<'a>>>,
+    function_call: Option<FunctionCall<'a>>,
+    function_response: Option<FunctionResponse<'a>>,
     /// Kept as sent: it is the call's arguments.
-    #[serde(borrow, default)]
     executable_code: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    code_execution_result: Option<Box<CodeExecutionResult<'a>>>,
-    #[serde(borrow, default)]
-    tool_call: Option<Box<ServerTool<'a>>>,
-    #[serde(borrow, default)]
-    tool_response: Option<Box<ServerTool<'a>>>,
-    #[serde(borrow, default)]
+    code_execution_result: Option<CodeExecutionResult<'a>>,
+    tool_call: Option<ServerTool<'a>>,
+    tool_response: Option<ServerTool<'a>>,
     inline_data: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     file_data: Option<&'a RawValue>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+read_in_place!(Part {
+    "text" => text as OptCow,
+    "thought" => thought,
+    "thoughtSignature" => thought_signature as OptCow,
+    "functionCall" => function_call in place,
+    "functionResponse" => function_response in place,
+    "executableCode" => executable_code,
+    "codeExecutionResult" => code_execution_result in place,
+    "toolCall" => tool_call in place,
+    "toolResponse" => tool_response in place,
+    "inlineData" => inline_data,
+    "fileData" => file_data,
+});
+
+#[derive(Debug, Default)]
 struct FunctionCall<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     args: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     partial_args: Option<SmallVec<[PartialArg<'a>; 1]>>,
-    #[serde(default)]
     will_continue: Option<bool>,
 }
 
+read_in_place!(FunctionCall {
+    "id" => id as ScalarText,
+    "name" => name as OptCow,
+    "args" => args,
+    "partialArgs" => partial_args in place,
+    "willContinue" => will_continue,
+});
+
 /// One fragment of streamed arguments: a value at a JSON path (a string
 /// may come in pieces).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 struct PartialArg<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     json_path: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     string_value: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     number_value: Option<&'a RawValue>,
-    #[serde(default)]
     bool_value: Option<bool>,
-    #[serde(borrow, default)]
     null_value: Option<&'a RawValue>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(PartialArg {
+    "jsonPath" => json_path as OptCow,
+    "stringValue" => string_value as OptCow,
+    "numberValue" => number_value,
+    "boolValue" => bool_value,
+    "nullValue" => null_value,
+});
+
+#[derive(Debug, Default)]
 struct FunctionResponse<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     response: Option<&'a RawValue>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(FunctionResponse {
+    "id" => id as ScalarText,
+    "name" => name as OptCow,
+    "response" => response,
+});
+
+#[derive(Debug, Default)]
 struct CodeExecutionResult<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     outcome: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     output: Option<Cow<'a, str>>,
 }
 
+read_in_place!(CodeExecutionResult {
+    "id" => id as ScalarText,
+    "outcome" => outcome as OptCow,
+    "output" => output as OptCow,
+});
+
 /// A server-side tool's call (`toolCall`) or response (`toolResponse`).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 struct ServerTool<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool_type: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     args: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     response: Option<&'a RawValue>,
 }
+
+read_in_place!(ServerTool {
+    "id" => id as ScalarText,
+    "toolType" => tool_type as OptCow,
+    "args" => args,
+    "response" => response,
+});
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -307,16 +307,23 @@ struct Event<'a> {
 }
 
 impl<'a> Event<'a> {
-    fn new(line: &'a str, fields: Fields<'a>, times: &mut Rfc3339Memo) -> Event<'a> {
-        let mut event = Event { line, fields, at: None };
+    /// An event of `line`, whose fields are yet to be read.
+    fn empty(line: &'a str) -> Event<'a> {
+        Event { line, fields: Fields::default(), at: None }
+    }
+
+    /// Reads the event's fields, in place; `None` when the line is not
+    /// an object.
+    fn read(&mut self, times: &mut Rfc3339Memo) -> Option<()> {
+        Fields::read_into(self.line, &mut self.fields).ok()?;
         // A time is read where it lies; only one that does not read so is
         // unescaped first (a time has no escapes but by perversity).
-        let at = event.raw("at").and_then(|raw| raw.get().strip_prefix('"')?.strip_suffix('"'));
-        event.at = at.and_then(|at| times.parts(at)).or_else(|| {
-            let at = event.str("at").filter(|_| at.is_some_and(|at| at.contains('\\')))?;
+        let at = self.raw("at").and_then(|raw| raw.get().strip_prefix('"')?.strip_suffix('"'));
+        self.at = at.and_then(|at| times.parts(at)).or_else(|| {
+            let at = self.str("at").filter(|_| at.is_some_and(|at| at.contains('\\')))?;
             times.parts(&at)
         });
-        event
+        Some(())
     }
 
     fn raw(&self, key: &str) -> Option<&'a RawValue> {
@@ -397,13 +404,13 @@ impl Adapter for UagentAdapter {
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let line = utf8(payload)?;
-        let Ok(fields) = serde_json::from_str::<Fields<'_>>(line) else {
+        let mut event = Event::empty(line);
+        if event.read(&mut self.times).is_none() {
             // Not an object: what is wrong with it, in the words every
             // adapter uses.
             parse_event(payload)?;
             return Err(BadLine::new("not a uagent event: no string `type`"));
-        };
-        let event = Event::new(line, fields, &mut self.times);
+        }
         let Some(kind) = event.str("type") else {
             return Err(BadLine::new("not a uagent event: no string `type`"));
         };
@@ -442,8 +449,8 @@ impl UagentAdapter {
     /// that is not an object, or has no string `type`, is ignored.
     pub fn event(&mut self, event: &Value, calls: &mut dyn CallSink) {
         let line = event.to_string();
-        if let Ok(fields) = serde_json::from_str::<Fields<'_>>(&line) {
-            let event = Event::new(&line, fields, &mut self.times);
+        let mut event = Event::empty(&line);
+        if event.read(&mut self.times).is_some() {
             if let Some(kind) = event.str("type") {
                 self.apply(&kind, &event, calls);
             }

@@ -255,10 +255,11 @@ impl<'a> UpdateMeta<'a> {
     pub(super) fn read(raw: Option<&'a RawValue>) -> UpdateMeta<'a> {
         let mut meta = UpdateMeta::default();
         let Some(raw) = raw else { return meta };
-        let Ok(entries) = serde_json::from_str::<Fields<'a>>(raw.get()) else {
+        let mut entries = Fields::default();
+        if Fields::read_into(raw.get(), &mut entries).is_err() {
             meta.rest.insert("_meta".into(), value(raw));
             return meta;
-        };
+        }
         let mut entries = entries.0;
         if has_repeated_key(&entries) {
             // A repeated key: the last wins, as in a map (in linear time: a
