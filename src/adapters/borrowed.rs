@@ -428,6 +428,24 @@ pub(crate) fn json_as_text(json: &str) -> Cow<'_, str> {
     Cow::Borrowed(json)
 }
 
+/// [`raw_text`], with an escaped string decoded into `scratch` (a buffer
+/// an adapter reuses from one event to the next) rather than into a new
+/// string: a text fragment with a quote or a newline in it then costs no
+/// allocation.
+pub(crate) fn raw_text_in<'s>(raw: &'s RawValue, scratch: &'s mut String) -> &'s str {
+    let json = raw.get();
+    if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+        if !inner.contains('\\') {
+            return inner;
+        }
+        scratch.clear();
+        if crate::ops::scan::unescape_into(inner, scratch).is_some() {
+            return scratch;
+        }
+    }
+    json
+}
+
 /// A raw value's text when it is a JSON string; `None` for any other
 /// value.
 pub(crate) fn raw_string(raw: &RawValue) -> Option<Cow<'_, str>> {
@@ -774,6 +792,22 @@ mod tests {
         }
         assert_eq!(json_value(r#""a\"b""#), Value::String("a\"b".into()));
         assert_eq!(json_value("\"raw\ttab\""), Value::String("\"raw\ttab\"".into()));
+    }
+
+    #[test]
+    fn raw_text_in_reads_as_raw_text_does_and_reuses_its_buffer() {
+        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        let mut scratch = String::new();
+        for json in [r#""plain""#, r#""a\nb \"q\" \u00e9""#, r#""""#, r#"[1, "x"]"#, "null", r#""\ud800""#, "12"] {
+            let value = raw(json);
+            assert_eq!(raw_text_in(&value, &mut scratch), raw_text(&value), "{json}");
+        }
+        let escaped = raw(r#""one\ttwo""#);
+        assert_eq!(raw_text_in(&escaped, &mut scratch), "one\ttwo");
+        let capacity = scratch.capacity();
+        let again = raw(r#""x\ny""#);
+        assert_eq!(raw_text_in(&again, &mut scratch), "x\ny");
+        assert_eq!(scratch.capacity(), capacity, "the buffer is reused");
     }
 
     #[test]

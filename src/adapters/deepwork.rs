@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{raw_text, raw_text_in, raw_value, scalar_text, utf8};
 use super::support::{
     at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts,
 };
@@ -67,6 +67,9 @@ pub struct DeepworkAdapter {
     /// Per session: `status` events counted, by status.
     #[serde(with = "crate::pairs")]
     statuses: HashMap<Option<String>, EventCounts>,
+    /// Where an escaped text fragment is decoded (reused: not state).
+    #[serde(skip)]
+    scratch: String,
 }
 
 impl Adapter for DeepworkAdapter {
@@ -192,16 +195,17 @@ impl DeepworkAdapter {
         let id = tool.and_then(|t| t.id.as_deref()).unwrap_or("");
         match event.kind.as_deref() {
             Some(kind @ ("text" | "thinking")) => {
-                let text = match event.content.map(RawValue::get) {
-                    None | Some("null") => Cow::Borrowed(""),
-                    Some(json) if json.starts_with('"') => event.content.map(raw_text).unwrap_or_default(),
+                let text = match event.content {
+                    None => "",
+                    Some(raw) if raw.get() == "null" => "",
+                    Some(raw) if raw.get().starts_with('"') => raw_text_in(raw, &mut self.scratch),
                     // Rich content: the general path reports it.
                     Some(_) => return false,
                 };
                 if kind == "text" {
-                    calls.call(session, Call::Message { text: &text });
+                    calls.call(session, Call::Message { text });
                 } else {
-                    calls.call(session, Call::Thought { text: &text });
+                    calls.call(session, Call::Thought { text });
                 }
             }
             Some("tool_start") => {

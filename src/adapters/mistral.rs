@@ -245,7 +245,7 @@ impl Conversation {
                 // Text, one typed chunk, or (as entries hold them) a list.
                 match event.content {
                     Some(content) if content.get().starts_with('{') => part_calls(content, None, &MISTRAL, calls),
-                    Some(content) => content_calls(content, None, &MISTRAL, calls),
+                    Some(content) => content_calls(content, &mut String::new(), None, &MISTRAL, calls),
                     None => {}
                 }
             }

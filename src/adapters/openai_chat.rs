@@ -35,7 +35,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
+use super::borrowed::{opt_cow, raw_text, raw_text_in, raw_value, utf8};
 use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -91,6 +91,9 @@ pub struct OpenAiChatAdapter {
     /// Ids made up so far: the next one's number.
     #[serde(default)]
     made_up: u64,
+    /// Where an escaped text fragment is decoded (reused: not state).
+    #[serde(skip)]
+    scratch: String,
 }
 
 /// Tool indexes remembered per completion at most (a real one has a few).
@@ -366,7 +369,7 @@ impl OpenAiChatAdapter {
             calls.call(session, Call::Thought { text: reasoning });
         }
         if let Some(content) = delta.content {
-            content_calls(content, session, dialect, calls);
+            content_calls(content, &mut self.scratch, session, dialect, calls);
         }
         if let Some(refusal) = &delta.refusal {
             refusal_calls(refusal, session, dialect, calls);
@@ -548,13 +551,20 @@ struct Part<'a> {
 /// (`text` is text, `thinking` reasoning, `refusal` a refusal), and a
 /// part of any other kind (a reference, an image) is kept whole in the
 /// round's metadata, `<dialect>_content_parts`.
-pub(crate) fn content_calls(content: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+/// An escaped string is decoded into `scratch`.
+pub(crate) fn content_calls(
+    content: &RawValue,
+    scratch: &mut String,
+    session: Option<&str>,
+    dialect: &Dialect,
+    calls: &mut dyn CallSink,
+) {
     let json = content.get();
     if json == "null" {
         return;
     }
     if !json.starts_with('[') {
-        calls.call(session, Call::Message { text: &raw_text(content) });
+        calls.call(session, Call::Message { text: raw_text_in(content, scratch) });
         return;
     }
     let Ok(parts) = serde_json::from_str::<SmallVec<[&RawValue; 2]>>(json) else {

@@ -38,7 +38,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{opt_cow, raw_text, raw_text_in, raw_value, scalar_text, utf8};
 use super::support::{is_done_marker, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -90,6 +90,9 @@ pub struct OpenAiResponsesAdapter {
     /// message, begins the next.
     #[serde(default)]
     finished: bool,
+    /// Where an escaped text fragment is decoded (reused: not state).
+    #[serde(skip)]
+    scratch: String,
 }
 
 /// Read in place ([`read_in_place!`]).
@@ -261,7 +264,7 @@ impl OpenAiResponsesAdapter {
                 }
             }
             "response.output_text.delta" | "response.refusal.delta" => {
-                calls.call(None, Call::Message { text: &delta_text(event) });
+                calls.call(None, Call::Message { text: delta_text(event, &mut self.scratch) });
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
                 let part = (event.output_index.unwrap_or(0), event.summary_index.unwrap_or(0));
@@ -269,7 +272,7 @@ impl OpenAiResponsesAdapter {
                     calls.call(None, Call::Thought { text: "\n\n" });
                 }
                 self.summary_part = Some(part);
-                calls.call(None, Call::Thought { text: &delta_text(event) });
+                calls.call(None, Call::Thought { text: delta_text(event, &mut self.scratch) });
             }
             "response.output_item.added" => return self.item(event, false, calls),
             "response.output_item.done" => return self.item(event, true, calls),
@@ -288,14 +291,17 @@ impl OpenAiResponsesAdapter {
                     return true;
                 };
                 let id = id.to_owned();
-                let delta = delta_text(event);
-                calls.call(None, Call::ToolUpdate { id: &id, content: &delta, status: ToolCallStatus::InProgress });
+                let delta = delta_text(event, &mut self.scratch);
+                calls.call(None, Call::ToolUpdate { id: &id, content: delta, status: ToolCallStatus::InProgress });
             }
             "response.shell_call_output_content.delta" | "response.code_interpreter_call_output.delta" => {
                 // Live output of a hosted tool, into the call it belongs to.
                 let Some(id) = self.tool(event.output_index) else { return false };
                 let id = id.to_owned();
-                calls.call(None, Call::ToolOutput { id: &id, content: &delta_text(event), replace: false });
+                calls.call(
+                    None,
+                    Call::ToolOutput { id: &id, content: delta_text(event, &mut self.scratch), replace: false },
+                );
             }
             "response.output_text.annotation.added" => {
                 let annotation = event.annotation.map(raw_value).unwrap_or(Value::Null);
@@ -518,7 +524,8 @@ impl OpenAiResponsesAdapter {
     }
 }
 
-/// An event's `delta` as text (a string, or the JSON of an object).
-fn delta_text<'e>(event: &Event<'e>) -> Cow<'e, str> {
-    event.delta.map(raw_text).unwrap_or_default()
+/// An event's `delta` as text (a string, or the JSON of an object), an
+/// escaped string decoded into `scratch`.
+fn delta_text<'s>(event: &Event<'s>, scratch: &'s mut String) -> &'s str {
+    event.delta.map_or("", |delta| raw_text_in(delta, scratch))
 }

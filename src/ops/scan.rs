@@ -145,15 +145,24 @@ fn key(line: &str, at: usize) -> Option<(Key, usize)> {
 /// One pass and one allocation, where decoding it through serde would scan
 /// it again and build a deserializer for it.
 pub(crate) fn unescape(body: &str) -> Option<String> {
-    let bytes = body.as_bytes();
     let mut decoded = String::with_capacity(body.len());
+    unescape_into(body, &mut decoded)?;
+    Some(decoded)
+}
+
+/// [`unescape`] onto the end of `decoded` (a buffer reused from one
+/// string to the next); `None` as there, with `decoded` then holding part
+/// of the text.
+pub(crate) fn unescape_into(body: &str, decoded: &mut String) -> Option<()> {
+    let bytes = body.as_bytes();
+    decoded.reserve(body.len());
     let mut at = 0;
     loop {
         let run = plain_run(&bytes[at..]);
         decoded.push_str(body.get(at..at + run)?);
         at += run;
         match bytes.get(at) {
-            None => return Some(decoded),
+            None => return Some(()),
             Some(b'\\') => {
                 let (c, len) = escape(bytes, at)?;
                 decoded.push(c);
