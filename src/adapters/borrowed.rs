@@ -446,6 +446,18 @@ pub(crate) fn raw_text_in<'s>(raw: &'s RawValue, scratch: &'s mut String) -> &'s
     json
 }
 
+/// A raw value's text when it is a JSON string whose escapes decode (as
+/// serde decodes a string: a lone surrogate does not); `None` for any
+/// other value. Decoded in one pass, where reading it through serde would
+/// scan it again and allocate twice.
+pub(crate) fn decoded_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let inner = raw.get().strip_prefix('"')?.strip_suffix('"')?;
+    if !inner.contains('\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    crate::ops::scan::unescape(inner).map(Cow::Owned)
+}
+
 /// A raw value's text when it is a JSON string; `None` for any other
 /// value.
 pub(crate) fn raw_string(raw: &RawValue) -> Option<Cow<'_, str>> {
@@ -808,6 +820,25 @@ mod tests {
         let again = raw(r#""x\ny""#);
         assert_eq!(raw_text_in(&again, &mut scratch), "x\ny");
         assert_eq!(scratch.capacity(), capacity, "the buffer is reused");
+    }
+
+    #[test]
+    fn decoded_string_decodes_as_serde_reads_a_string() {
+        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        for json in [
+            r#""plain""#,
+            r#""a\nb \"q\" \u00e9 \ud83d\ude00""#,
+            r#""""#,
+            r#""\ud800""#,
+            r#""\udc00x""#,
+            "12",
+            "null",
+            "[\"x\"]",
+        ] {
+            let serde = serde_json::from_str::<String>(json).ok();
+            assert_eq!(decoded_string(&raw(json)).map(Cow::into_owned), serde, "{json}");
+        }
+        assert!(matches!(decoded_string(&raw(r#""plain""#)), Some(Cow::Borrowed("plain"))));
     }
 
     #[test]

@@ -190,7 +190,7 @@ struct Pending {
     model: Option<String>,
     stop_reason: Option<String>,
     /// The content blocks, as JSON text, in file order.
-    blocks: Vec<String>,
+    blocks: Texts,
     /// The ids of its tool calls.
     tools: Vec<String>,
     /// The usage of the line with the largest output so far (ties: the
@@ -202,6 +202,54 @@ struct Pending {
     results: Vec<Held>,
     /// Tool metadata for its calls that came before it was sent.
     metas: Vec<(String, Meta)>,
+}
+
+/// Texts gathered one after another into one buffer: a message's content
+/// blocks, a line at a time, with no allocation for each. Saved as the
+/// list of the texts it holds.
+#[derive(Debug, Default)]
+struct Texts {
+    joined: String,
+    /// Where each text ends in `joined`.
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    fn push(&mut self, text: &str) {
+        self.joined.push_str(text);
+        self.ends.push(self.joined.len());
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The texts, in the order they were pushed.
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            // Ends are where a pushed text ended: character boundaries.
+            let text = &self.joined[start..end];
+            start = end;
+            text
+        })
+    }
+}
+
+impl Serialize for Texts {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Texts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut texts = Texts::default();
+        for text in Vec::<String>::deserialize(deserializer)? {
+            texts.push(&text);
+        }
+        Ok(texts)
+    }
 }
 
 /// A tool result waiting for its message's round.
@@ -574,7 +622,7 @@ impl ClaudeTranscriptAdapter {
                     }
                 }
             }
-            pending.blocks.push(raw.get().to_owned());
+            pending.blocks.push(raw.get());
         }
     }
 
@@ -831,7 +879,7 @@ impl Session {
         let session = Some(session.as_str());
         let mut tools = Vec::new();
         let mut signatures = Vec::new();
-        for raw in &pending.blocks {
+        for raw in pending.blocks.iter() {
             let Ok(block) = serde_json::from_str::<Block<'_>>(raw) else {
                 report(calls, session, AnomalyKind::UnknownContent, &format!("claude-transcript: block: {raw}"));
                 continue;
@@ -963,4 +1011,24 @@ fn result_text(content: Option<&RawValue>) -> String {
         }
     }
     raw_text(content).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gathered_texts_are_saved_as_the_list_they_hold() {
+        let list = [r#"{"type":"text","text":"é"}"#, "", r#"{"type":"tool_use","id":"t"}"#];
+        let mut texts = Texts::default();
+        for text in list {
+            texts.push(text);
+        }
+        assert_eq!(texts.iter().collect::<Vec<_>>(), list);
+        let saved = serde_json::to_string(&texts).unwrap();
+        assert_eq!(saved, serde_json::to_string(&list).unwrap(), "the bytes of a list of strings");
+        let restored: Texts = serde_json::from_str(&saved).unwrap();
+        assert_eq!(restored.iter().collect::<Vec<_>>(), list);
+        assert!(Texts::default().is_empty() && !restored.is_empty());
+    }
 }

@@ -203,7 +203,10 @@ impl AcpAdapter {
         };
         let target = self.route(session, None, Some(&call));
         let root = self.root(&target);
-        self.tasks.insert(task.into(), TaskOf { root, session: target.as_ref().into(), call: call.as_str().into() });
+        self.tasks.insert(
+            task.into(),
+            TaskOf { root: root.into(), session: target.as_ref().into(), call: call.as_str().into() },
+        );
         let meta = one("acp_async_task", Value::Object(rest));
         calls.call(Some(&target), Call::ToolMeta { id: &call, meta: &meta });
     }
@@ -226,7 +229,7 @@ impl AcpAdapter {
         let (target, call) = (task.session.clone(), task.call.clone());
         rest.remove("asyncTaskId");
         let root = self.root(&target);
-        let running = self.calls.get(&root).and_then(|c| c.get(&*call)).is_some_and(|c| !c.done);
+        let running = self.calls.get(root.as_ref()).and_then(|c| c.get(&*call)).is_some_and(|c| !c.done);
         if kind == MetadataKind::AsyncTaskProgress {
             // A running task's progress is its call's live output; after
             // the call's result, it is metadata.

@@ -248,7 +248,7 @@ impl AcpAdapter {
             message_id: None,
         };
         self.tool_call(&target, id, &declaration, meta, false, calls);
-        if !asked.is_empty() && self.calls.get(&self.root(&target)).is_some_and(|c| c.contains_key(id)) {
+        if !asked.is_empty() && self.calls.get(self.root(&target).as_ref()).is_some_and(|c| c.contains_key(id)) {
             calls.call(Some(&target), Call::ToolMeta { id, meta: &asked });
         }
     }

@@ -217,7 +217,11 @@ impl AcpAdapter {
     ) -> Cow<'s, str> {
         let root = self.root_of(session);
         if let Some(state) = call.and_then(|call| self.calls.get(root)?.get(call)) {
-            return Cow::Owned(state.session.to_string());
+            // Most calls stay in the session they were sent to: no copy.
+            return match &*state.session {
+                same if same == session => Cow::Borrowed(session),
+                other => Cow::Owned(other.to_owned()),
+            };
         }
         let is_child = self.sessions.get(session).is_some_and(|s| s.parent.is_some());
         match parent_tool {
@@ -244,7 +248,7 @@ impl AcpAdapter {
             return;
         }
         let root = self.root(child);
-        let Some(call) = self.calls.get(&root).and_then(|c| c.get(parent_tool)) else { return };
+        let Some(call) = self.calls.get(root.as_ref()).and_then(|c| c.get(parent_tool)) else { return };
         let session = call.session.clone();
         if let Some(state) = self.sessions.get_mut(child) {
             state.linked = true;
@@ -253,10 +257,15 @@ impl AcpAdapter {
         calls.call(Some(&session), Call::ToolMeta { id: parent_tool, meta: &meta });
     }
 
-    /// The topmost parent of a session (itself when it has none), owned,
-    /// for callers that change the adapter next.
-    pub(super) fn root(&self, session: &str) -> Box<str> {
-        self.root_of(session).into()
+    /// The topmost parent of a session (itself when it has none), apart
+    /// from the adapter, for callers that change it next: the session
+    /// itself, borrowed, when it has no parent (most do); a copy when it
+    /// has.
+    pub(super) fn root<'s>(&self, session: &'s str) -> Cow<'s, str> {
+        match self.root_of(session) {
+            root if root == session => Cow::Borrowed(session),
+            root => Cow::Owned(root.to_owned()),
+        }
     }
 
     /// The topmost parent of a session (itself when it has none).

@@ -105,19 +105,19 @@ impl AcpAdapter {
             // A tool call ends a message: text after it is a new message.
             state.last_message_id = None;
         }
-        let done = self.calls.get(&root).and_then(|c| c.get(id)).map(|c| c.done);
+        let done = self.calls.get(root.as_ref()).and_then(|c| c.get(id)).map(|c| c.done);
         let resulted = self.sessions.get(session).is_some_and(|s| s.round.has_result(id));
         match Reading::of(done, declare || !title.is_empty(), declare, resulted) {
             Reading::NewCall => {
                 let state = CallState { session: session.into(), raw_input: false, output: None, done: false };
-                self.calls.entry(root.clone()).or_default().insert(id.into(), state);
+                self.calls.entry(Box::from(root.as_ref())).or_default().insert(id.into(), state);
             }
             Reading::Update => {}
             Reading::AfterResult => return self.after_result(session, id, update, update_meta, calls),
             Reading::Undeclared => return self.undeclared(session, id, update, update_meta, calls),
         }
         let content_is_arguments = self.content_is_arguments;
-        let Some(state) = self.calls.get_mut(&root).and_then(|c| c.get_mut(id)) else {
+        let Some(state) = self.calls.get_mut(root.as_ref()).and_then(|c| c.get_mut(id)) else {
             // Made or found above.
             return self.undeclared(session, id, update, update_meta, calls);
         };

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::adapters::borrowed::{opt_cow, CowStr, Fields};
+use crate::adapters::borrowed::{decoded_string, opt_cow, CowStr, Fields};
 pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
@@ -245,8 +245,10 @@ struct ClaudeCode<'a> {
 
 #[derive(Debug, Deserialize)]
 struct TerminalData<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
-    data: Option<Cow<'a, str>>,
+    /// Raw: the bytes of a terminal, decoded once, where they are used
+    /// ([`decoded_string`]).
+    #[serde(borrow, default)]
+    data: Option<&'a RawValue>,
 }
 
 impl<'a> UpdateMeta<'a> {
@@ -271,12 +273,11 @@ impl<'a> UpdateMeta<'a> {
         for (key, raw) in entries {
             match key.as_ref() {
                 "terminal_output_delta" | "terminal_output" => {
-                    match serde_json::from_str::<TerminalData<'a>>(raw.get()) {
-                        Ok(TerminalData { data: Some(data) }) if key == "terminal_output_delta" => {
-                            meta.terminal_delta = Some(data)
-                        }
-                        Ok(TerminalData { data: Some(data) }) => meta.terminal_whole = Some(data),
-                        _ => {
+                    let data = serde_json::from_str::<TerminalData<'a>>(raw.get()).ok().and_then(|t| t.data);
+                    match data.and_then(decoded_string) {
+                        Some(data) if key == "terminal_output_delta" => meta.terminal_delta = Some(data),
+                        Some(data) => meta.terminal_whole = Some(data),
+                        None => {
                             meta.rest.insert(key.into_owned(), value(raw));
                         }
                     }
@@ -326,8 +327,16 @@ impl<'a> ContentBlock<'a> {
         // (a chunk is a few words, and decoding the block took more than
         // the rest of its message).
         let plain = raw.get().strip_prefix(r#"{"type":"text","text":""#).and_then(|rest| rest.strip_suffix("\"}"));
-        if let Some(text) = plain.filter(|text| !text.contains(['"', '\\'])) {
-            return Some(Cow::Borrowed(text));
+        if let Some(text) = plain {
+            if !text.contains(['"', '\\']) {
+                return Some(Cow::Borrowed(text));
+            }
+            // With escapes: decoded where it lies. A body that does not
+            // decode (a raw quote: the block has more keys) is read as a
+            // block below.
+            if let Some(text) = crate::ops::scan::unescape(text) {
+                return Some(Cow::Owned(text));
+            }
         }
         let block: ContentBlock<'a> = serde_json::from_str(raw.get()).ok()?;
         match block {
@@ -378,6 +387,10 @@ mod tests {
             (r#"{"type":"text","text":"é plain"}"#, Some("é plain")),
             (r#"{"type":"text","text":"a \"q\" b"}"#, Some(r#"a "q" b"#)),
             (r#"{"type":"text","text":"a\nb"}"#, Some("a\nb")),
+            (r#"{"type":"text","text":"a","annotations":"b"}"#, Some("a")),
+            (r#"{"type":"text","text":"a\"","type":"image"}"#, None),
+            (r#"{"type":"text","text":"\ud83d\ude00 \u00e9"}"#, Some("😀 é")),
+            (r#"{"type":"text","text":"\ud800"}"#, None),
             (r#"{"text":"b","type":"text"}"#, Some("b")),
             (r#"{ "type": "text", "text": "c" }"#, Some("c")),
             (r#"{"type":"text","text":"d","annotations":null}"#, Some("d")),
