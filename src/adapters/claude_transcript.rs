@@ -307,40 +307,46 @@ read_in_place!(Line {
     "isApiErrorMessage" => is_api_error,
     "requestId" => request_id as OptCow,
     "timestamp" => timestamp as OptCow,
-    "message" => message,
-    "data" => data,
+    "message" => message in place,
+    "data" => data in place,
     "parentToolUseID" => parent_tool_use_id as OptCow,
     "toolUseResult" => tool_use_result,
     "costUSD" => cost_usd,
 });
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Message<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     stop_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     /// Its blocks split as the line is read (a transcript's bytes are
     /// mostly content: read once, not kept raw and read again as a list).
     content: Option<ListOr<'a>>,
-    #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
 }
 
+read_in_place!(Message {
+    "id" => id as OptCow,
+    "model" => model as OptCow,
+    "stop_reason" => stop_reason as OptCow,
+    "content" => content,
+    "usage" => usage,
+});
+
 /// A `progress` line's `data`: a subagent's message (`agent_progress`),
 /// or a hook's or a tool's progress.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Progress<'a> {
-    #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "agentId", deserialize_with = "opt_cow")]
     agent_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     message: Option<&'a RawValue>,
 }
+
+read_in_place!(Progress {
+    "type" => kind as OptCow,
+    "agentId" => agent_id as OptCow,
+    "message" => message,
+});
 
 /// Whether a content block's JSON can be a tool call's (`tool_use`,
 /// `server_tool_use`, `mcp_tool_use`): such a type is written `…_use"`,

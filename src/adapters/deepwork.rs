@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{raw_text, raw_text_in, raw_value, scalar_text, utf8};
+use super::borrowed::{raw_text, raw_text_in, raw_value, utf8};
 use super::support::{
     at_path, id_text, json_text, one, output_text, parse_event, report, rfc3339_ms, text_field, EventCounts,
 };
@@ -116,7 +116,7 @@ read_in_place!(FastEvent {
     "kind" => kind as OptCow,
     "source" => source as ScalarText,
     "content" => content,
-    "tool" => tool,
+    "tool" => tool in place,
     "meta" => meta,
     "usage" => usage,
     "status" => status as OptCow,
@@ -124,21 +124,24 @@ read_in_place!(FastEvent {
     "timestamp" => timestamp,
 });
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct FastTool<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     input: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     output: Option<&'a RawValue>,
-    #[serde(default)]
     is_error: Option<bool>,
-    #[serde(borrow, default)]
     duration_ms: Option<&'a RawValue>,
 }
+
+read_in_place!(FastTool {
+    "id" => id as ScalarText,
+    "name" => name as ScalarText,
+    "input" => input,
+    "output" => output,
+    "is_error" => is_error,
+    "duration_ms" => duration_ms,
+});
 
 #[derive(Debug, Deserialize)]
 struct FastUsage {

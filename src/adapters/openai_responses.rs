@@ -105,7 +105,7 @@ struct Event<'a> {
     arguments: Option<Cow<'a, str>>,
     input: Option<Cow<'a, str>>,
     item: Option<&'a RawValue>,
-    response: Option<Box<Response<'a>>>,
+    response: Option<Response<'a>>,
     annotation: Option<&'a RawValue>,
     /// `error`: the error, or its fields at the top.
     error: Option<&'a RawValue>,
@@ -126,7 +126,7 @@ read_in_place!(Event {
     "arguments" => arguments as OptCow,
     "input" => input as OptCow,
     "item" => item,
-    "response" => response,
+    "response" => response in place,
     "annotation" => annotation,
     "error" => error,
     "message" => message as OptCow,
@@ -137,21 +137,24 @@ read_in_place!(Event {
     "content" => content,
 });
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Response<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     model: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     incomplete_details: Option<&'a RawValue>,
 }
+
+read_in_place!(Response {
+    "id" => id as OptCow,
+    "model" => model as OptCow,
+    "status" => status as OptCow,
+    "usage" => usage,
+    "error" => error,
+    "incomplete_details" => incomplete_details,
+});
 
 /// An output item.
 #[derive(Debug, Deserialize)]

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
 use super::support::{one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -166,55 +166,61 @@ read_in_place!(Line {
     "type" => kind as CowStr (required),
     "timestamp" => timestamp,
     "sessionID" => session_id as OptCow,
-    "part" => part,
+    "part" => part in place,
     "error" => error,
     "reason" => reason as OptCow,
     "rejected" => rejected,
 });
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Part<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "messageID", deserialize_with = "opt_cow")]
     message_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default, rename = "callID", deserialize_with = "scalar_text")]
     call_id: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     tool: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     state: Option<State<'a>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     snapshot: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     cost: Option<&'a RawValue>,
-    #[serde(default)]
     tokens: Option<Tokens>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(Part {
+    "id" => id as ScalarText,
+    "messageID" => message_id as OptCow,
+    "text" => text as OptCow,
+    "callID" => call_id as ScalarText,
+    "tool" => tool as OptCow,
+    "state" => state in place,
+    "reason" => reason as OptCow,
+    "snapshot" => snapshot as OptCow,
+    "cost" => cost,
+    "tokens" => tokens,
+});
+
+#[derive(Debug, Default)]
 struct State<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     input: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     output: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     error: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     title: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     metadata: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     time: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     attachments: Option<&'a RawValue>,
 }
+
+read_in_place!(State {
+    "status" => status as OptCow,
+    "input" => input,
+    "output" => output,
+    "error" => error,
+    "title" => title as OptCow,
+    "metadata" => metadata,
+    "time" => time,
+    "attachments" => attachments,
+});
 
 impl Adapter for OpenCodeAdapter {
     state_is_self!();
