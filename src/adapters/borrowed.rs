@@ -25,7 +25,7 @@ use crate::bad_line::BadLine;
 /// Anything but an object is an error (serde's own words: "expected struct
 /// View"), where a derived view also read an array by position. A field
 /// marked `in place` is an `Option` of another such view, or of a
-/// `SmallVec` of them, read into its parent's slot in turn ([`Place`]):
+/// `SmallVec` of them, read into its parent's slot in turn ([`Present`]):
 /// nested views are neither moved out of their visitors nor boxed to make
 /// the moves cheaper.
 macro_rules! read_in_place {
@@ -122,42 +122,44 @@ pub(crate) trait InPlace<'de>: Default {
     fn read_in<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error>;
 }
 
-/// A field of views read in place ([`read_in_place!`]'s `in place`): an
-/// optional view, or an optional list of them. `null` leaves it `None`, as
-/// a derived `Option` would; an object is read straight into a default view
-/// in the field, and each item of a list into a default view pushed onto
-/// it.
-pub(crate) trait Place<'de> {
-    /// Reads the field's value into it.
-    fn read_place<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error>;
+/// What a field of views read in place ([`read_in_place!`]'s `in place`)
+/// holds: a view, or a list of them. The field is an `Option` of it:
+/// `null` leaves it `None`, as a derived `Option` would; an object is read
+/// straight into a default view in the field, and each item of a list into
+/// a default view pushed onto it.
+pub(crate) trait Present<'de>: Sized {
+    /// Reads a value that is not `null` into the field.
+    fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<Self>, deserializer: D) -> Result<(), D::Error>;
 }
 
-impl<'de, V: InPlace<'de>> Place<'de> for Option<V> {
-    fn read_place<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_option(OptionView(self))
+/// A view: read into a default one.
+impl<'de, V: InPlace<'de>> Present<'de> for V {
+    fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<V>, deserializer: D) -> Result<(), D::Error> {
+        field.insert(V::default()).read_in(deserializer)
     }
 }
 
-impl<'de, V: InPlace<'de>, const N: usize> Place<'de> for Option<smallvec::SmallVec<[V; N]>> {
-    fn read_place<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_option(OptionList(self))
+/// A list of views: each item read into a default view pushed onto it.
+impl<'de, V: InPlace<'de>, const N: usize> Present<'de> for smallvec::SmallVec<[V; N]> {
+    fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<Self>, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(Items(field.insert(smallvec::SmallVec::new())))
     }
 }
 
 /// A field of views as a seed, for `next_value_seed`.
-pub(crate) struct Field<'s, T>(pub(crate) &'s mut T);
+pub(crate) struct Field<'s, T>(pub(crate) &'s mut Option<T>);
 
-impl<'de, T: Place<'de>> serde::de::DeserializeSeed<'de> for Field<'_, T> {
+impl<'de, T: Present<'de>> serde::de::DeserializeSeed<'de> for Field<'_, T> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        self.0.read_place(deserializer)
+        deserializer.deserialize_option(Optional(self.0))
     }
 }
 
-/// An optional view: `None` for `null`, else read in place.
-struct OptionView<'s, V>(&'s mut Option<V>);
+/// An optional field of views: `None` for `null`, else read in place.
+struct Optional<'s, T>(&'s mut Option<T>);
 
-impl<'de, V: InPlace<'de>> serde::de::Visitor<'de> for OptionView<'_, V> {
+impl<'de, T: Present<'de>> serde::de::Visitor<'de> for Optional<'_, T> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("option")
@@ -171,30 +173,7 @@ impl<'de, V: InPlace<'de>> serde::de::Visitor<'de> for OptionView<'_, V> {
         Ok(())
     }
     fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        self.0.insert(V::default()).read_in(deserializer)
-    }
-}
-
-/// An optional list of views: `None` for `null`, else each item read in
-/// place at the end of the list.
-struct OptionList<'s, V, const N: usize>(&'s mut Option<smallvec::SmallVec<[V; N]>>);
-
-impl<'de, V: InPlace<'de>, const N: usize> serde::de::Visitor<'de> for OptionList<'_, V, N> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("option")
-    }
-    fn visit_none<E>(self) -> Result<(), E> {
-        *self.0 = None;
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        *self.0 = None;
-        Ok(())
-    }
-    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        let list = self.0.insert(smallvec::SmallVec::new());
-        deserializer.deserialize_seq(Items(list))
+        T::read_present(self.0, deserializer)
     }
 }
 
