@@ -393,18 +393,7 @@ pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
 /// The text of a JSON value, as [`raw_text`] gives a raw value's: `json`
 /// must be valid JSON (a value read once already).
 pub(crate) fn json_as_text(json: &str) -> Cow<'_, str> {
-    if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
-        // A raw value is valid JSON: a string without a backslash is its
-        // own text between the quotes (no parse, and no error built to
-        // find out).
-        if !inner.contains('\\') {
-            return Cow::Borrowed(inner);
-        }
-        if let Some(text) = crate::ops::scan::unescape(inner) {
-            return Cow::Owned(text);
-        }
-    }
-    Cow::Borrowed(json)
+    json_decoded_string(json).unwrap_or(Cow::Borrowed(json))
 }
 
 /// [`raw_text`], with an escaped string decoded into `scratch` (a buffer
@@ -430,11 +419,22 @@ pub(crate) fn raw_text_in<'s>(raw: &'s RawValue, scratch: &'s mut String) -> &'s
 /// other value. Decoded in one pass, where reading it through serde would
 /// scan it again and allocate twice.
 pub(crate) fn decoded_string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let inner = raw.get().strip_prefix('"')?.strip_suffix('"')?;
-    if !inner.contains('\\') {
-        return Some(Cow::Borrowed(inner));
+    json_decoded_string(raw.get())
+}
+
+/// [`decoded_string`] of JSON text (a value read once already).
+fn json_decoded_string(json: &str) -> Option<Cow<'_, str>> {
+    decoded_body(json.strip_prefix('"')?.strip_suffix('"')?)
+}
+
+/// The text of a JSON string's body (what is between its quotes), its
+/// escapes decoded: the body itself when it has no backslash (no parse,
+/// and no error built to find out), `None` when it does not decode.
+pub(crate) fn decoded_body(body: &str) -> Option<Cow<'_, str>> {
+    if !body.contains('\\') {
+        return Some(Cow::Borrowed(body));
     }
-    crate::ops::scan::unescape(inner).map(Cow::Owned)
+    crate::ops::scan::unescape(body).map(Cow::Owned)
 }
 
 /// A raw value's text when it is a JSON string; `None` for any other

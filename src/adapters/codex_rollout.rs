@@ -148,14 +148,13 @@ read_in_place!(Line {
 /// A line with its payload raw, for the records kept whole and for a line
 /// whose payload is no object (or has a field of a type no view takes).
 #[derive(Debug, Deserialize)]
-#[serde(bound(deserialize = "P: Deserialize<'de>"))]
-struct Envelope<'a, P> {
+struct Envelope<'a> {
     #[serde(borrow, rename = "type")]
     kind: Cow<'a, str>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     timestamp: Option<Cow<'a, str>>,
-    #[serde(default)]
-    payload: Option<P>,
+    #[serde(borrow, default)]
+    payload: Option<&'a RawValue>,
 }
 
 /// A line whose payload is kept whole (the session's metadata, context,
@@ -167,7 +166,7 @@ struct Whole<'a>(&'a str);
 impl Whole<'_> {
     /// The payload as a value, when the line has one.
     fn payload(self) -> Option<Value> {
-        let line = serde_json::from_str::<Envelope<'_, &RawValue>>(self.0).ok()?;
+        let line = serde_json::from_str::<Envelope<'_>>(self.0).ok()?;
         line.payload.map(raw_value)
     }
 
@@ -179,7 +178,7 @@ impl Whole<'_> {
 
     /// The payload's JSON as sent.
     fn json(self) -> String {
-        match serde_json::from_str::<Envelope<'_, &RawValue>>(self.0) {
+        match serde_json::from_str::<Envelope<'_>>(self.0) {
             Ok(Envelope { payload: Some(raw), .. }) => raw.get().to_owned(),
             _ => self.0.to_owned(),
         }
@@ -313,8 +312,7 @@ impl Adapter for CodexRolloutAdapter {
         let (kind, timestamp, item) = match Line::read_into(text, &mut line) {
             Ok(()) => (line.kind, line.timestamp, line.payload),
             Err(_) => {
-                let line: Envelope<'_, &RawValue> =
-                    serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+                let line: Envelope<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
                 (line.kind, line.timestamp, None)
             }
         };
@@ -747,8 +745,8 @@ fn content_text_into(content: Option<&RawValue>, text: &mut String) -> Vec<Value
     // other item is read again, item by item, to keep those whole.
     if let Some(parts) = view_of::<SmallVec<[Part<'_>; 2]>>(content) {
         if parts.iter().all(|part| part.text().is_some()) {
-            for part in &parts {
-                paragraph(text, part.text().unwrap_or_default());
+            for part in parts.iter().filter_map(Part::text) {
+                paragraph(text, part);
             }
             return Vec::new();
         }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::adapters::borrowed::{decoded_string, opt_cow, CowStr, Fields};
+use crate::adapters::borrowed::{decoded_body, decoded_string, opt_cow, CowStr, Fields};
 pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
@@ -327,16 +327,12 @@ impl<'a> ContentBlock<'a> {
         // (a chunk is a few words, and decoding the block took more than
         // the rest of its message).
         let plain = raw.get().strip_prefix(r#"{"type":"text","text":""#).and_then(|rest| rest.strip_suffix("\"}"));
-        if let Some(text) = plain {
-            if !text.contains(['"', '\\']) {
-                return Some(Cow::Borrowed(text));
-            }
-            // With escapes: decoded where it lies. A body that does not
-            // decode (a raw quote: the block has more keys) is read as a
-            // block below.
-            if let Some(text) = crate::ops::scan::unescape(text) {
-                return Some(Cow::Owned(text));
-            }
+        // With escapes, decoded where it lies. A raw quote means the block
+        // has more keys: without escapes it is looked for, with them the
+        // body does not decode; either way the block is read below.
+        let plain = plain.filter(|text| text.contains('\\') || !text.contains('"'));
+        if let Some(text) = plain.and_then(decoded_body) {
+            return Some(text);
         }
         let block: ContentBlock<'a> = serde_json::from_str(raw.get()).ok()?;
         match block {
