@@ -117,6 +117,7 @@ mod session;
 mod sink;
 mod sink_failure;
 mod store_error;
+mod text_map;
 mod ui;
 mod ui_thread;
 mod usage;

@@ -376,12 +376,17 @@ pub(crate) fn json_value(json: &str) -> Value {
     // A string with nothing to unescape is its text between the quotes:
     // most metadata (ids, model names, timestamps) is such a string, and
     // the parser would copy it through a value visitor.
-    if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
-        if !inner.bytes().any(|byte| byte == b'"' || byte == b'\\' || byte < 0x20) {
-            return Value::String(inner.to_owned());
-        }
+    if let Some(inner) = plain_string(json) {
+        return Value::String(inner.to_owned());
     }
     serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_owned()))
+}
+
+/// The text of a JSON string with nothing to unescape (between its
+/// quotes); `None` for anything else, an escaped string among them.
+pub(crate) fn plain_string(json: &str) -> Option<&str> {
+    let inner = json.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.bytes().any(|byte| byte == b'"' || byte == b'\\' || byte < 0x20)).then_some(inner)
 }
 
 /// A value the protocol puts where text goes (arguments, raw output): a

@@ -50,6 +50,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -62,6 +63,7 @@ use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
+use crate::text_map::{TextMap, TextSet};
 
 /// The registry row of Gemini CLI chat recordings.
 ///
@@ -122,19 +124,19 @@ pub struct GeminiCliChatAdapter {
     session: Meta,
     /// JSON lines: the current prompt's messages, the last record of each
     /// id, not yet translated.
-    pending: Vec<Held>,
+    pending: Pending,
     /// Where each id of `pending` is, for its first `indexed` messages
     /// (the rest are indexed when next looked up): a prompt's thousands of
     /// messages cost one lookup each, not a scan. Made again from
     /// `pending` after a restore.
     #[serde(skip)]
-    pending_at: crate::hash::HashMap<String, usize>,
+    pending_at: TextMap<usize>,
     #[serde(skip)]
     indexed: usize,
     /// JSON lines: the ids of the messages translated, whose later records
     /// can no longer change what was read.
-    #[serde(default, serialize_with = "crate::pairs::sorted_set")]
-    done: crate::hash::HashSet<String>,
+    #[serde(default)]
+    done: TextSet,
     /// A run holds something: the next prompt finishes it first.
     open: bool,
     last: Last,
@@ -157,6 +159,12 @@ pub struct GeminiCliChatAdapter {
     /// The round metadata of one model message, made again for each.
     #[serde(skip)]
     item: ItemMeta,
+    /// A model message's reasoning and text, written into the buffers of
+    /// the message before.
+    #[serde(skip)]
+    thought: String,
+    #[serde(skip)]
+    text: String,
 }
 
 impl Adapter for GeminiCliChatAdapter {
@@ -171,7 +179,7 @@ impl Adapter for GeminiCliChatAdapter {
             if let Some(id) = head.message_id() {
                 let user = head.kind.and_then(json_string).is_some_and(|kind| kind == "user");
                 let spans = Spans::of(&head, text);
-                self.record(Held { id, user, json: text.into(), spans }, calls);
+                self.record(Record { id, user, json: text, spans }, calls);
                 return Ok(());
             }
             if let (Some(ListOr::List(messages)), true) = (&head.messages, head.session_id.is_some()) {
@@ -206,7 +214,7 @@ impl Adapter for GeminiCliChatAdapter {
             return Ok(());
         }
         if record.get("type").is_some_and(Value::is_string) {
-            self.record(Held::from_value(Value::Object(record)), calls);
+            self.record_value(&Value::Object(record), calls);
             return Ok(());
         }
         let detail = format!("gemini-cli-chat: unknown record: {}", Value::Object(record));
@@ -230,7 +238,7 @@ impl GeminiCliChatAdapter {
     /// first `sessionId` names the session, unless a message was read
     /// before it.
     fn merge_session<'k>(&mut self, session_id: Option<&str>, fields: impl Iterator<Item = (&'k str, Value)>) {
-        let fresh = self.name.is_none() && !self.open && self.done.is_empty() && self.pending.is_empty();
+        let fresh = self.name.is_none() && !self.open && self.done.is_empty() && self.pending.len() == 0;
         if let (true, Some(id)) = (fresh, session_id) {
             self.name = Some(id.to_owned());
         }
@@ -242,18 +250,17 @@ impl GeminiCliChatAdapter {
     /// A message record of the JSON-lines container: replaces the record
     /// of its id, or is the next message; a prompt translates the one
     /// before it.
-    fn record(&mut self, message: Held, calls: &mut dyn CallSink) {
-        if let Some(id) = &message.id {
+    fn record(&mut self, message: Record<'_>, calls: &mut dyn CallSink) {
+        if let Some(id) = message.id.as_deref() {
             if self.done.contains(id) {
                 let detail = format!(
                     "gemini-cli-chat: a record of a message already read, not read again: {}",
-                    json_value(&message.json)
+                    json_value(message.json)
                 );
                 return report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
             }
             if let Some(at) = self.position(id) {
-                if let Some(held) = self.pending.get_mut(at) {
-                    *held = message;
+                if self.pending.replace(at, &message) {
                     return;
                 }
             }
@@ -261,7 +268,14 @@ impl GeminiCliChatAdapter {
         if message.user {
             self.flush(calls);
         }
-        self.pending.push(message);
+        self.pending.push(&message);
+    }
+
+    /// A message record read as a value (a `$set`'s, or one whose text
+    /// the quick read could not place).
+    fn record_value(&mut self, message: &Value, calls: &mut dyn CallSink) {
+        let json = message.to_string();
+        self.record(Record::of_value(message, &json), calls);
     }
 
     /// A `$set` patch: `messages` replaces the messages not yet read, any
@@ -283,7 +297,7 @@ impl GeminiCliChatAdapter {
             };
             self.truncate(0);
             for message in messages {
-                self.record(Held::from_value(message.clone()), calls);
+                self.record_value(message, calls);
             }
         }
     }
@@ -306,9 +320,9 @@ impl GeminiCliChatAdapter {
 
     /// Where the first held message of `id` is.
     fn position(&mut self, id: &str) -> Option<usize> {
-        for (at, message) in self.pending.iter().enumerate().skip(self.indexed) {
-            if let Some(held) = &message.id {
-                self.pending_at.entry(held.clone()).or_insert(at);
+        for at in self.indexed..self.pending.len() {
+            if let Some(held) = self.pending.id(at) {
+                self.pending_at.insert_new(held, at);
             }
         }
         self.indexed = self.pending.len();
@@ -324,20 +338,24 @@ impl GeminiCliChatAdapter {
     /// Drops the held messages from `at` on.
     fn truncate(&mut self, at: usize) {
         self.pending.truncate(at);
-        self.pending_at.retain(|_, position| *position < at);
+        self.pending_at.retain(|&position| position < at);
         self.indexed = self.indexed.min(at);
     }
 
     /// Translates the messages held.
     fn flush(&mut self, calls: &mut dyn CallSink) {
         self.truncate_index();
-        for message in std::mem::take(&mut self.pending) {
-            let Held { id, json, spans, .. } = message;
-            if let Some(id) = id {
+        let mut pending = std::mem::take(&mut self.pending);
+        for at in 0..pending.len() {
+            if let Some(id) = pending.id(at) {
                 self.done.insert(id);
             }
-            self.message(&json, spans.as_ref(), calls);
+            if let Some((json, spans)) = pending.message(at) {
+                self.message(json, spans, calls);
+            }
         }
+        pending.clear();
+        self.pending = pending;
     }
 
     /// Finishes the open run: completed by an answer, failed by an API
@@ -399,7 +417,8 @@ impl GeminiCliChatAdapter {
                 }
                 self.open = true;
                 self.last = Last::Prompt;
-                let (prompt, _) = content_text(message.content);
+                let mut prompt = String::new();
+                content_text(message.content, &mut prompt);
                 let mut meta = one("gemini_cli_chat_prompt", Value::from(prompt));
                 if let Some(id) = message.id {
                     meta.insert("gemini_cli_chat_prompt_id".into(), json_value(id));
@@ -409,7 +428,8 @@ impl GeminiCliChatAdapter {
             Some("gemini") => self.model_message(message, calls),
             Some(kind @ ("info" | "warning" | "error")) => {
                 self.open = true;
-                let (text, _) = content_text(message.content);
+                let mut text = String::new();
+                content_text(message.content, &mut text);
                 if kind == "error" {
                     self.last = Last::Error;
                     report(
@@ -432,37 +452,43 @@ impl GeminiCliChatAdapter {
         self.open = true;
         // A new paragraph of the open round's reasoning, or its first.
         let lead = if self.open_thought { "\n\n" } else { "" };
-        let mut thought = String::from(lead);
+        let mut thought = std::mem::take(&mut self.thought);
+        thought.clear();
+        thought.push_str(lead);
         thoughts_text(message.thoughts, &mut thought);
         let has_thought = thought.len() > lead.len();
         if has_thought {
             calls.call(self.session(), Call::Thought { text: &thought });
         }
-        let (text, unread) = content_text(message.content);
+        self.thought = thought;
+        let lead = if self.open_message { "\n\n" } else { "" };
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        text.push_str(lead);
+        let unread = content_text(message.content, &mut text);
         for part in unread {
             let detail = format!("gemini-cli-chat: a part of a model message that is not text: {part}");
             report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
         }
-        let has_text = !text.is_empty();
+        let has_text = text.len() > lead.len();
         if has_text {
-            let text = if self.open_message { format!("\n\n{text}") } else { text };
             calls.call(self.session(), Call::Message { text: &text });
         }
-        let tokens = message.tokens.filter(|raw| *raw != "null").map(json_value);
-        let mut about = Map::new();
-        for (raw, name) in [(message.id, "id"), (message.model, "model")] {
-            if let Some(raw) = raw.filter(|raw| *raw != "null") {
-                about.insert(name.into(), json_value(raw));
+        self.text = text;
+        let tokens = message.tokens.filter(|raw| *raw != "null");
+        let mut about: [(&str, &str); 3] = [("", ""); 3];
+        let mut fields = 0;
+        for (raw, name) in [(message.id, "id"), (message.model, "model"), (tokens, "tokens")] {
+            if let (Some(raw), Some(field)) = (raw.filter(|raw| *raw != "null"), about.get_mut(fields)) {
+                *field = (name, raw);
+                fields += 1;
             }
         }
-        if let Some(tokens) = &tokens {
-            about.insert("tokens".into(), tokens.clone());
-        }
-        if !about.is_empty() {
-            let meta = self.item.of("gemini_cli_chat_messages", Value::Object(about));
+        if let Some(about @ [_, ..]) = about.get(..fields) {
+            let meta = self.item.object("gemini_cli_chat_messages", about);
             calls.call(self.name.as_deref(), Call::RoundMeta { meta });
         }
-        self.tokens(tokens.as_ref(), calls);
+        self.tokens(tokens, calls);
         let tool_calls = match message.tool_calls.map(json_value) {
             Some(Value::Array(tool_calls)) => tool_calls,
             _ => Vec::new(),
@@ -488,16 +514,20 @@ impl GeminiCliChatAdapter {
     }
 
     /// A message's `tokens`: kept in the run's sum, its total the gauge.
-    fn tokens(&mut self, tokens: Option<&Value>, calls: &mut dyn CallSink) {
-        let Some(tokens) = tokens.filter(|t| !t.is_null()) else { return };
-        let Some(counts) = tokens.as_object() else {
-            let detail = format!("gemini-cli-chat: tokens that are not an object: {tokens}");
+    fn tokens(&mut self, tokens: Option<&str>, calls: &mut dyn CallSink) {
+        let Some(tokens) = tokens else { return };
+        let mut counts = Fields::default();
+        if !tokens.starts_with('{') || Fields::read_into(tokens, &mut counts).is_err() {
+            let detail = format!("gemini-cli-chat: tokens that are not an object: {}", json_value(tokens));
             return report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
-        };
-        let count = |key: &str| counts.get(key).and_then(Value::as_u64).unwrap_or(0);
+        }
+        // A count is a whole number (as `Value::as_u64` reads one); any
+        // other value counts nothing.
+        let number = |key: &str| counts.get(key).and_then(|raw| json_u64(raw.get()));
+        let count = |key: &str| number(key).unwrap_or(0);
         // `cached` is part of `input`: never added to the total again.
         let parts = count("input").saturating_add(count("output")).saturating_add(count("thoughts"));
-        let total = counts.get("total").and_then(Value::as_u64).unwrap_or(parts.saturating_add(count("tool")));
+        let total = number("total").unwrap_or(parts.saturating_add(count("tool")));
         let first = self.usage.is_empty();
         for (key, value) in [
             ("input", count("input")),
@@ -507,8 +537,12 @@ impl GeminiCliChatAdapter {
             ("tool", count("tool")),
             ("total", total),
         ] {
-            let sum = self.usage.get(key).and_then(Value::as_u64).unwrap_or(0).saturating_add(value);
-            self.usage.insert(key.into(), sum.into());
+            match self.usage.get_mut(key) {
+                Some(held) => *held = held.as_u64().unwrap_or(0).saturating_add(value).into(),
+                None => {
+                    self.usage.insert(key.into(), value.into());
+                }
+            }
         }
         if first {
             calls.call(
@@ -548,36 +582,133 @@ impl GeminiCliChatAdapter {
     }
 }
 
-/// A message record held until its prompt is over: its id, whether it is
-/// a user's prompt, its JSON as it came (a checkpoint holds it as a value,
-/// as it was read), and where its fields are in it.
-#[derive(Debug)]
+/// The message records held until their prompt is over: their JSON one
+/// after another in one buffer (a prompt's thousands of records cost one
+/// growing buffer, not an allocation each), and where each one is. A record
+/// replaced by a later one of its id stays in the buffer, unread, until the
+/// prompt is over. A checkpoint holds each record as a value, as it was
+/// read.
+#[derive(Debug, Default)]
+struct Pending {
+    text: String,
+    held: Vec<Held>,
+}
+
+/// Where one held record is in [`Pending`]'s buffer.
+#[derive(Debug, Clone)]
 struct Held {
-    id: Option<String>,
-    user: bool,
-    json: Box<str>,
+    /// Its id, decoded, when it has one.
+    id: Option<Range<usize>>,
+    json: Range<usize>,
+    /// Where its fields are in its JSON, when found as it was read.
     spans: Option<Spans>,
 }
 
-impl Held {
-    fn from_value(message: Value) -> Held {
-        let id = message.get("id").and_then(Value::as_str).map(str::to_owned);
+/// A message record as it is read, before it is held: its id, whether it
+/// is a user's prompt, its JSON and where its fields are in it.
+struct Record<'a> {
+    id: Option<Cow<'a, str>>,
+    user: bool,
+    json: &'a str,
+    spans: Option<Spans>,
+}
+
+impl<'a> Record<'a> {
+    /// A record read as a value, `json` its text: its fields are found
+    /// again when it is translated.
+    fn of_value(message: &'a Value, json: &'a str) -> Record<'a> {
+        let id = message.get("id").and_then(Value::as_str).map(Cow::Borrowed);
         let user = message.get("type").and_then(Value::as_str) == Some("user");
-        // Found again when it is translated: a held message comes from a
-        // value only from a `$set` or a checkpoint.
-        Held { id, user, json: message.to_string().into(), spans: None }
+        Record { id, user, json, spans: None }
     }
 }
 
-impl Serialize for Held {
+impl Pending {
+    /// Above this, a buffer emptied at the end of a prompt is given back
+    /// rather than kept for the next one.
+    const KEPT: usize = 1 << 20;
+
+    fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Holds `record` last.
+    fn push(&mut self, record: &Record<'_>) {
+        let held = self.store(record);
+        self.held.push(held);
+    }
+
+    /// Holds `record` in place of the record at `at`; `false` if there is
+    /// none.
+    fn replace(&mut self, at: usize, record: &Record<'_>) -> bool {
+        if at >= self.held.len() {
+            return false;
+        }
+        let held = self.store(record);
+        if let Some(slot) = self.held.get_mut(at) {
+            *slot = held;
+        }
+        true
+    }
+
+    /// Copies `record`'s JSON and id into the buffer.
+    fn store(&mut self, record: &Record<'_>) -> Held {
+        let start = self.text.len();
+        self.text.push_str(record.json);
+        let json = start..self.text.len();
+        let id = record.id.as_deref().map(|id| {
+            let start = self.text.len();
+            self.text.push_str(id);
+            start..self.text.len()
+        });
+        Held { id, json, spans: record.spans }
+    }
+
+    /// The id of the record at `at`.
+    fn id(&self, at: usize) -> Option<&str> {
+        self.held.get(at)?.id.clone().and_then(|id| self.text.get(id))
+    }
+
+    /// The JSON of the record at `at`, and where its fields are in it.
+    fn message(&self, at: usize) -> Option<(&str, Option<&Spans>)> {
+        let held = self.held.get(at)?;
+        Some((self.text.get(held.json.clone())?, held.spans.as_ref()))
+    }
+
+    /// Drops the records from `at` on.
+    fn truncate(&mut self, at: usize) {
+        self.held.truncate(at);
+        if self.held.is_empty() {
+            self.text.clear();
+        }
+    }
+
+    /// Drops every record; a large buffer goes with them.
+    fn clear(&mut self) {
+        self.held.clear();
+        self.text.clear();
+        if self.text.capacity() > Self::KEPT {
+            self.text = String::new();
+            self.held = Vec::new();
+        }
+    }
+}
+
+impl Serialize for Pending {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        json_value(&self.json).serialize(serializer)
+        let json = (0..self.len()).filter_map(|at| self.message(at)).map(|(json, _)| json_value(json));
+        serializer.collect_seq(json)
     }
 }
 
-impl<'de> Deserialize<'de> for Held {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Held, D::Error> {
-        Value::deserialize(deserializer).map(Held::from_value)
+impl<'de> Deserialize<'de> for Pending {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Pending, D::Error> {
+        let mut pending = Pending::default();
+        for message in Vec::<Value>::deserialize(deserializer)? {
+            let json = message.to_string();
+            pending.push(&Record::of_value(&message, &json));
+        }
+        Ok(pending)
     }
 }
 
@@ -615,13 +746,13 @@ impl<'a> Message<'a> {
     /// A message record's id (`Some(None)`: a message without one), or
     /// `None` for a record of another kind: a message record has a string
     /// `type` and none of the other kinds' keys.
-    fn message_id(&self) -> Option<Option<String>> {
+    fn message_id(&self) -> Option<Option<Cow<'a, str>>> {
         let other = self.messages.is_some()
             || self.set.is_some()
             || self.rewind.is_some()
             || (self.session_id.is_some() && self.project_hash.is_some());
         let message = !other && self.kind.is_some_and(|kind| kind.starts_with('"'));
-        message.then(|| self.id.and_then(json_string).map(Cow::into_owned))
+        message.then(|| self.id.and_then(json_string))
     }
 
     /// The fields a message's translation reads, in the order of [`Spans`].
@@ -732,17 +863,18 @@ fn result(tool_call: &Value, id: &str, session: Option<&str>, calls: &mut dyn Ca
     last
 }
 
-/// A message's `content` as text: a string as it is, a Part list's `text`
-/// parts joined; the parts that are not text, for the caller to report.
-fn content_text(content: Option<&str>) -> (String, Vec<Value>) {
-    let Some(content) = content else { return (String::new(), Vec::new()) };
-    if let Some(text) = json_string(content) {
-        return (text.into_owned(), Vec::new());
+/// A message's `content` as text, added to `text`: a string as it is, a
+/// Part list's `text` parts joined; the parts that are not text, for the
+/// caller to report.
+fn content_text(content: Option<&str>, text: &mut String) -> Vec<Value> {
+    let Some(content) = content else { return Vec::new() };
+    if let Some(own) = json_string(content) {
+        text.push_str(&own);
+        return Vec::new();
     }
     match json_value(content) {
-        Value::Null => (String::new(), Vec::new()),
+        Value::Null => Vec::new(),
         Value::Array(parts) => {
-            let mut text = String::new();
             let mut unread = Vec::new();
             for part in parts {
                 match part.get("text").and_then(Value::as_str) {
@@ -751,14 +883,26 @@ fn content_text(content: Option<&str>) -> (String, Vec<Value>) {
                     None => unread.push(part),
                 }
             }
-            (text, unread)
+            unread
         }
         part @ Value::Object(_) => match part.get("text").and_then(Value::as_str) {
-            Some(text) => (text.to_owned(), Vec::new()),
-            None => (String::new(), vec![part]),
+            Some(own) => {
+                text.push_str(own);
+                Vec::new()
+            }
+            None => vec![part],
         },
-        other => (other.to_string(), Vec::new()),
+        other => {
+            text.push_str(&other.to_string());
+            Vec::new()
+        }
     }
+}
+
+/// A JSON number's text as a whole number, as `Value::as_u64` reads it (a
+/// fraction, an exponent or a sign, `-0` too, is none).
+fn json_u64(raw: &str) -> Option<u64> {
+    raw.bytes().all(|byte| byte.is_ascii_digit()).then(|| raw.parse().ok()).flatten()
 }
 
 /// The `thoughts` summaries as reasoning, added to `text`: each one's
@@ -915,7 +1059,7 @@ mod tests {
         assert_eq!(held.message_fields(), head.message_fields());
         assert_eq!(held.id, Some(r#""g\u0031""#));
         assert_eq!(held.tool_calls, Some(r#"[{"id":"t"}]"#));
-        assert_eq!(head.message_id(), Some(Some("g1".to_owned())));
+        assert_eq!(head.message_id(), Some(Some(Cow::Borrowed("g1"))));
         // Text the spans do not fit (another record's): refused, not
         // sliced wrong or panicking.
         assert!(spans.message("{}").is_none());
@@ -942,6 +1086,48 @@ mod tests {
             // Not a document, and not a message either.
             assert_eq!(head.message_id(), None);
         }
+    }
+
+    #[test]
+    fn a_count_is_the_whole_number_serde_reads() {
+        for raw in ["0", "12", "-0", "-1", "1.0", "1e3", "2E1", "18446744073709551615", "18446744073709551616", "\"7\""]
+        {
+            let value: Value = serde_json::from_str(raw).unwrap();
+            assert_eq!(json_u64(raw), value.as_u64(), "{raw}");
+        }
+    }
+
+    #[test]
+    fn held_records_keep_their_text_and_ids_across_a_replace_and_a_checkpoint() {
+        let mut pending = Pending::default();
+        let record = |id: Option<&'static str>, json: &'static str| Record {
+            id: id.map(Cow::Borrowed),
+            user: false,
+            json,
+            spans: None,
+        };
+        pending.push(&record(Some("a"), r#"{"id":"a","type":"gemini","content":"1"}"#));
+        pending.push(&record(None, r#"{"type":"info","content":"x"}"#));
+        pending.push(&record(Some("q\"b"), r#"{"id":"q\"b","type":"gemini"}"#));
+        assert!(pending.replace(0, &record(Some("a"), r#"{"id":"a","type":"gemini","content":"2"}"#)));
+        assert!(!pending.replace(3, &record(Some("c"), "{}")), "no record at 3 to replace");
+        assert_eq!(pending.id(0), Some("a"));
+        assert_eq!(pending.id(1), None);
+        assert_eq!(pending.id(2), Some("q\"b"));
+        assert_eq!(pending.message(0).map(|(json, _)| json), Some(r#"{"id":"a","type":"gemini","content":"2"}"#));
+        let saved = serde_json::to_string(&pending).unwrap();
+        assert_eq!(
+            saved,
+            r#"[{"id":"a","type":"gemini","content":"2"},{"type":"info","content":"x"},{"id":"q\"b","type":"gemini"}]"#
+        );
+        let restored: Pending = serde_json::from_str(&saved).unwrap();
+        assert_eq!(restored.len(), 3);
+        assert_eq!(restored.id(2), Some("q\"b"));
+        assert_eq!(serde_json::to_string(&restored).unwrap(), saved);
+        pending.truncate(1);
+        assert_eq!(pending.len(), 1);
+        pending.clear();
+        assert_eq!((pending.len(), pending.text.len()), (0, 0));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+use super::borrowed::{json_value, plain_string};
 use super::CallSink;
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -77,6 +78,34 @@ impl ItemMeta {
             }
         }
         &self.0
+    }
+
+    /// `{key: [{name: value, ...}]}`, the item an object of `fields`
+    /// (names and raw JSON values, in order). When the last item had the
+    /// same names, its values are overwritten in place, a string's text
+    /// into the string that held the last one: a stream of items of one
+    /// shape allocates nothing once the first is made.
+    pub(crate) fn object(&mut self, key: &str, fields: &[(&str, &str)]) -> &Meta {
+        let alone = self.0.len() == 1;
+        if let (true, Some(Value::Array(items))) = (alone, self.0.get_mut(key)) {
+            if let [Value::Object(item)] = items.as_mut_slice() {
+                let same = item.len() == fields.len() && item.keys().zip(fields).all(|(held, (name, _))| held == name);
+                if same {
+                    for ((_, value), (_, raw)) in item.iter_mut().zip(fields) {
+                        match (value, plain_string(raw)) {
+                            (Value::String(text), Some(plain)) => {
+                                text.clear();
+                                text.push_str(plain);
+                            }
+                            (value, _) => *value = json_value(raw),
+                        }
+                    }
+                    return &self.0;
+                }
+            }
+        }
+        let item = fields.iter().map(|(name, raw)| ((*name).to_owned(), json_value(raw))).collect();
+        self.of(key, Value::Object(item))
     }
 }
 
@@ -304,6 +333,26 @@ mod tests {
 
     fn parse_rfc3339(text: &str) -> Option<i128> {
         rfc3339_parts(text).map(parts_ns)
+    }
+
+    #[test]
+    fn an_item_object_is_the_object_of_its_fields_whatever_came_before() {
+        let mut item = ItemMeta::default();
+        let items: [&[(&str, &str)]; 6] = [
+            &[("id", r#""g0""#), ("model", r#""m""#)],
+            &[("id", r#""g10""#), ("model", r#""m\u00e9""#)],
+            &[("id", "7"), ("model", r#""m""#)],
+            &[("id", r#""g2""#)],
+            &[("model", r#""m""#), ("id", r#""g3""#), ("tokens", r#"{"total":3}"#)],
+            &[("model", r#""n""#), ("id", r#""g4""#), ("tokens", "null")],
+        ];
+        for fields in items {
+            let fresh: Meta = fields.iter().map(|(name, raw)| ((*name).to_owned(), json_value(raw))).collect();
+            let expected = one("k", Value::Array(vec![Value::Object(fresh)]));
+            assert_eq!(item.object("k", fields), &expected, "{fields:?}");
+            let keys: Vec<&str> = item.0["k"][0].as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(keys, fields.iter().map(|(name, _)| *name).collect::<Vec<_>>(), "in the fields' order");
+        }
     }
 
     #[test]
