@@ -55,7 +55,7 @@ use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::anthropic::AnthropicAdapter;
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, view_of, Fields, Key};
+use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, view_of, Fields, Key, Within};
 use super::support::{base64_decode, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -175,7 +175,7 @@ enum Event<'a> {
     MessageStart,
     BlockStart(BlockStart<'a>),
     BlockDelta(BlockDelta<'a>),
-    BlockStop(BlockStop),
+    BlockStop(BlockStop<'a>),
     MessageStop(MessageStop<'a>),
     Metadata(Metadata<'a>),
     /// `InvokeModelWithResponseStream`: the model's own event, base64.
@@ -186,24 +186,24 @@ enum Event<'a> {
 
 /// An `InvokeModelWithResponseStream` chunk: the model provider's own
 /// stream event (Anthropic's Messages events, for Claude), base64-encoded.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Chunk<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     bytes: Option<Cow<'a, str>>,
 }
+
+read_in_place!(Chunk { "bytes" => bytes as OptCow });
 
 #[derive(Debug, Deserialize)]
 struct MessageStart {}
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 struct BlockStart<'a> {
-    #[serde(default)]
     content_block_index: Option<u64>,
     /// Read again as a [`Start`] (block starts are few).
-    #[serde(borrow, default)]
     start: Option<&'a RawValue>,
 }
+
+read_in_place!(BlockStart { "contentBlockIndex" => content_block_index, "start" => start });
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -228,77 +228,90 @@ struct ToolStart<'a> {
     status: Option<Cow<'a, str>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// A content block's delta: read in place ([`read_in_place!`]), as the
+/// most of a stream is these and a derived read moves each layer out
+/// through its `Result`.
+#[derive(Debug, Default)]
 struct BlockDelta<'a> {
-    #[serde(default)]
     content_block_index: Option<u64>,
-    #[serde(borrow, default)]
     delta: Option<Delta<'a>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+read_in_place!(BlockDelta { "contentBlockIndex" => content_block_index, "delta" => delta in place });
+
+#[derive(Debug, Default)]
 struct Delta<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     reasoning_content: Option<Reasoning<'a>>,
-    #[serde(borrow, default)]
     tool_use: Option<ToolUseDelta<'a>>,
-    #[serde(borrow, default)]
     tool_result: Option<&'a RawValue>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+read_in_place!(Delta {
+    "text" => text as OptCow,
+    "reasoningContent" => reasoning_content in place,
+    "toolUse" => tool_use in place,
+    "toolResult" => tool_result,
+});
+
+#[derive(Debug, Default)]
 struct Reasoning<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     signature: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     redacted_content: Option<Cow<'a, str>>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(Reasoning {
+    "text" => text as OptCow,
+    "signature" => signature as OptCow,
+    "redactedContent" => redacted_content as OptCow,
+});
+
+#[derive(Debug, Default)]
 struct ToolUseDelta<'a> {
     /// A fragment of the arguments' JSON text (a string), or whole
     /// arguments as a value.
-    #[serde(borrow, default)]
     input: Option<&'a RawValue>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct BlockStop {
-    #[serde(default)]
+read_in_place!(ToolUseDelta { "input" => input });
+
+#[derive(Debug, Default)]
+struct BlockStop<'a> {
     content_block_index: Option<u64>,
+    /// The view borrows nothing; the lifetime is the macro's.
+    _line: std::marker::PhantomData<&'a ()>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+read_in_place!(BlockStop { "contentBlockIndex" => content_block_index });
+
+#[derive(Debug, Default)]
 struct MessageStop<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     stop_reason: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     additional_model_response_fields: Option<&'a RawValue>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+read_in_place!(MessageStop {
+    "stopReason" => stop_reason as OptCow,
+    "additionalModelResponseFields" => additional_model_response_fields,
+});
+
+#[derive(Debug, Default)]
 struct Metadata<'a> {
-    #[serde(borrow, default)]
     usage: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     metrics: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     trace: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     performance_config: Option<&'a RawValue>,
-    #[serde(borrow, default)]
     service_tier: Option<&'a RawValue>,
 }
+
+read_in_place!(Metadata {
+    "usage" => usage,
+    "metrics" => metrics,
+    "trace" => trace,
+    "performanceConfig" => performance_config,
+    "serviceTier" => service_tier,
+});
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -337,58 +350,73 @@ struct HostResult<'a> {
     status: Option<Cow<'a, str>>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Payload<'a> {
-    /// One pass over the payload: each key names its event, whose body is
-    /// decoded as that event's at once.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Visit<'a> {
-            type Value = Payload<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Payload<'a>, M::Error> {
-                let mut payload = Payload::default();
-                while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
-                    let event = match key.as_ref() {
-                        "messageStart" => {
-                            map.next_value::<MessageStart>()?;
-                            Event::MessageStart
-                        }
-                        "contentBlockStart" => Event::BlockStart(map.next_value()?),
-                        "contentBlockDelta" => Event::BlockDelta(map.next_value()?),
-                        "contentBlockStop" => Event::BlockStop(map.next_value()?),
-                        "messageStop" => Event::MessageStop(map.next_value()?),
-                        "metadata" => Event::Metadata(map.next_value()?),
-                        "chunk" => Event::Chunk(map.next_value()?),
-                        "role" => {
-                            payload.role = map.next_value::<Role<'a>>()?.0;
-                            continue;
-                        }
-                        "content" => {
-                            payload.content = Some(map.next_value()?);
-                            continue;
-                        }
-                        // Random-length padding, against guessing lengths.
-                        "p" => {
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                        name => {
-                            map.next_value::<IgnoredAny>()?;
-                            if is_exception(name) {
-                                Event::Exception
-                            } else {
-                                Event::Unknown
-                            }
-                        }
-                    };
-                    payload.events.push(event);
+impl<'a> Payload<'a> {
+    /// Reads `text`, a JSON object, into `slot` (an empty payload) in one
+    /// pass: each key names its event, whose body is read in place into
+    /// the event as it is pushed.
+    fn read_into(text: &'a str, slot: &mut Payload<'a>) -> Result<(), serde_json::Error> {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        serde::Deserializer::deserialize_map(&mut reader, PayloadSlot(slot))?;
+        reader.end()
+    }
+}
+
+/// The payload being read.
+struct PayloadSlot<'s, 'a>(&'s mut Payload<'a>);
+
+impl<'de: 'a, 'a> Visitor<'de> for PayloadSlot<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let payload = self.0;
+        while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
+            let event = match key.as_ref() {
+                "messageStart" => {
+                    map.next_value::<MessageStart>()?;
+                    Event::MessageStart
                 }
-                Ok(payload)
+                "contentBlockStart" => Event::BlockStart(BlockStart::default()),
+                "contentBlockDelta" => Event::BlockDelta(BlockDelta::default()),
+                "contentBlockStop" => Event::BlockStop(BlockStop::default()),
+                "messageStop" => Event::MessageStop(MessageStop::default()),
+                "metadata" => Event::Metadata(Metadata::default()),
+                "chunk" => Event::Chunk(Chunk::default()),
+                "role" => {
+                    payload.role = map.next_value::<Role<'a>>()?.0;
+                    continue;
+                }
+                "content" => {
+                    payload.content = Some(map.next_value()?);
+                    continue;
+                }
+                // Random-length padding, against guessing lengths.
+                "p" => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                name => {
+                    map.next_value::<IgnoredAny>()?;
+                    if is_exception(name) {
+                        Event::Exception
+                    } else {
+                        Event::Unknown
+                    }
+                }
+            };
+            payload.events.push(event);
+            match payload.events.last_mut() {
+                Some(Event::BlockStart(view)) => map.next_value_seed(Within(view))?,
+                Some(Event::BlockDelta(view)) => map.next_value_seed(Within(view))?,
+                Some(Event::BlockStop(view)) => map.next_value_seed(Within(view))?,
+                Some(Event::MessageStop(view)) => map.next_value_seed(Within(view))?,
+                Some(Event::Metadata(view)) => map.next_value_seed(Within(view))?,
+                Some(Event::Chunk(view)) => map.next_value_seed(Within(view))?,
+                _ => {}
             }
         }
-        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+        Ok(())
     }
 }
 
@@ -411,7 +439,8 @@ impl Adapter for BedrockAdapter {
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
         let text = utf8(payload)?;
-        let read: Payload<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+        let mut read = Payload::default();
+        Payload::read_into(text, &mut read).map_err(|error| BadLine::json(&error))?;
         if read.events.is_empty() {
             return match (read.role.as_deref(), read.content) {
                 (Some("user"), Some(content)) => {

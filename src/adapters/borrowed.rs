@@ -146,6 +146,18 @@ impl<'de, V: InPlace<'de>, const N: usize> Present<'de> for smallvec::SmallVec<[
     }
 }
 
+/// A view read in place as a seed, for `next_value_seed`, where the value
+/// must be there (an object: `null` is an error, as it is to a derived
+/// view).
+pub(crate) struct Within<'s, V>(pub(crate) &'s mut V);
+
+impl<'de, V: InPlace<'de>> serde::de::DeserializeSeed<'de> for Within<'_, V> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        self.0.read_in(deserializer)
+    }
+}
+
 /// A field of views as a seed, for `next_value_seed`.
 pub(crate) struct Field<'s, T>(pub(crate) &'s mut Option<T>);
 
