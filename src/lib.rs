@@ -121,6 +121,7 @@ mod text_map;
 mod ui;
 mod ui_thread;
 mod usage;
+mod utf8;
 mod wire;
 
 pub mod adapters;

@@ -355,7 +355,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for ScalarText<'a> {
 /// A payload as text, validated once: decoding from text then needs no
 /// second validation of each string or kept raw value.
 pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
-    std::str::from_utf8(payload).map_err(BadLine::not_utf8)
+    crate::utf8::from_utf8(payload).map_err(BadLine::not_utf8)
 }
 
 /// `raw` read as the view `T` (a struct or a list, never read from a

@@ -39,7 +39,7 @@ pub(crate) fn is_done_marker(payload: &[u8]) -> bool {
 
 /// Parses a payload into a JSON value; the [`BadLine`] when it is not JSON.
 pub(crate) fn parse_event(payload: &[u8]) -> Result<Value, BadLine> {
-    let text = std::str::from_utf8(payload).map_err(BadLine::not_utf8)?;
+    let text = super::borrowed::utf8(payload)?;
     serde_json::from_str(text).map_err(|error| BadLine::json(&error))
 }
 

@@ -705,7 +705,7 @@ fn object_line(line: &[u8]) -> Result<(&[u8], Result<&str, std::str::Utf8Error>)
         };
         return Err(BadLine { reason, session: None, at_ms: None });
     }
-    Ok((line, std::str::from_utf8(line)))
+    Ok((line, crate::utf8::from_utf8(line)))
 }
 
 /// The line without its terminator (`\n` or `\r\n`), so that positions
