@@ -577,6 +577,70 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
     }
 }
 
+/// What a field of a view read in place holds when it is an object read
+/// as its [`Fields`] in the view's own pass (`in place`), where reading it
+/// raw and then as fields scanned it twice. Anything but an object (or
+/// `null`, which leaves the field `None`) is noted as `Other`, not
+/// refused: a reader that needs serde's words for what it is reads the
+/// value again raw, alone.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant, reason = "the fields are inline so that reading them allocates nothing")]
+pub(crate) enum FieldsOr<'a> {
+    /// An object, its fields.
+    Fields(Fields<'a>),
+    /// A value of another kind.
+    Other,
+}
+
+impl<'de: 'a, 'a> Present<'de> for FieldsOr<'a> {
+    fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<Self>, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(FieldsOrSlot(field))
+    }
+}
+
+/// A [`FieldsOr`] field being read.
+struct FieldsOrSlot<'s, 'a>(&'s mut Option<FieldsOr<'a>>);
+
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for FieldsOrSlot<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_map<M: serde::de::MapAccess<'de>>(self, map: M) -> Result<(), M::Error> {
+        let FieldsOr::Fields(fields) = self.0.insert(FieldsOr::Fields(Fields::default())) else { return Ok(()) };
+        serde::de::Visitor::visit_map(FieldsSlot(fields), map)
+    }
+    fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        *self.0 = Some(FieldsOr::Other);
+        Ok(())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        *self.0 = Some(FieldsOr::Other);
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        *self.0 = Some(FieldsOr::Other);
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        *self.0 = Some(FieldsOr::Other);
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        *self.0 = Some(FieldsOr::Other);
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        *self.0 = Some(FieldsOr::Other);
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+}
+
 /// Fields read into a slot.
 struct FieldsSlot<'s, 'a>(&'s mut Fields<'a>);
 
@@ -718,6 +782,40 @@ mod tests {
         list: Option<smallvec::SmallVec<[Derived<'a>; 1]>>,
         #[serde(default)]
         after: Option<u64>,
+    }
+
+    /// A view whose `item` is read as fields in its own pass.
+    #[derive(Debug, Default)]
+    struct WithItem<'a> {
+        item: Option<FieldsOr<'a>>,
+        after: Option<u64>,
+    }
+
+    read_in_place!(WithItem { "item" => item in place, "after" => after });
+
+    #[test]
+    fn an_object_field_is_read_as_its_fields_and_anything_else_is_noted() {
+        let read = |json: &'static str| {
+            let mut view = WithItem::default();
+            WithItem::read_into(json, &mut view).map(|()| view)
+        };
+        let view = read(r#"{"item":{"a":1,"b":{"c":[2]},"a":"x\"y"},"after":3}"#).unwrap();
+        let Some(FieldsOr::Fields(fields)) = &view.item else { panic!("{view:?}") };
+        let keys: Vec<(&str, &str)> = fields.0.iter().map(|(key, raw)| (key.as_ref(), raw.get())).collect();
+        assert_eq!(keys, [("a", "1"), ("b", r#"{"c":[2]}"#), ("a", r#""x\"y""#)]);
+        assert_eq!(fields.get("a").map(RawValue::get), Some(r#""x\"y""#), "the last of a key twice");
+        assert_eq!(view.after, Some(3), "the rest of the line is read after it");
+        for other in ["5", "-1.5", "true", r#""text""#, "[1,{\"a\":2}]"] {
+            let json: &'static str = Box::leak(format!(r#"{{"item":{other},"after":1}}"#).into_boxed_str());
+            let view = read(json).unwrap();
+            assert!(matches!(view.item, Some(FieldsOr::Other)), "{other}");
+            assert_eq!(view.after, Some(1), "{other}");
+        }
+        assert!(read(r#"{"item":null}"#).unwrap().item.is_none());
+        assert!(read(r#"{"after":1}"#).unwrap().item.is_none());
+        let error = read(r#"{"item":{"a":1},"item":{}}"#).unwrap_err();
+        assert_eq!(error.to_string(), "duplicate field `item` at line 1 column 22");
+        assert!(read(r#"{"item":{"a":1}"#).is_err(), "truncated");
     }
 
     #[test]

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{raw_text, raw_value, utf8, Fields};
+use super::borrowed::{raw_text, raw_value, utf8, Fields, FieldsOr};
 use super::support::{one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -82,11 +82,12 @@ pub struct CodexAdapter {
     ended: bool,
 }
 
-/// Read in place ([`read_in_place!`]).
+/// Read in place ([`read_in_place!`]), its item's fields in the same pass
+/// (most lines are items, and an item is most of its line).
 #[derive(Debug, Default)]
 struct Line<'a> {
     kind: Cow<'a, str>,
-    item: Option<&'a RawValue>,
+    item: Option<FieldsOr<'a>>,
     thread_id: Option<Cow<'a, str>>,
     usage: Option<&'a RawValue>,
     error: Option<&'a RawValue>,
@@ -95,12 +96,32 @@ struct Line<'a> {
 
 read_in_place!(Line {
     "type" => kind as CowStr (required),
-    "item" => item,
+    "item" => item in place,
     "thread_id" => thread_id as OptCow,
     "usage" => usage,
     "error" => error,
     "message" => message as OptCow,
 });
+
+/// A line's item as it was sent, for what keeps it whole (a report, a
+/// result with no output of its own): read again, as these are rare.
+#[derive(Debug, Default)]
+struct RawItem<'a> {
+    item: Option<&'a RawValue>,
+}
+
+read_in_place!(RawItem { "item" => item });
+
+impl<'a> RawItem<'a> {
+    /// The item of `line` (a line read once already) as its JSON text.
+    fn of(line: &'a str) -> &'a str {
+        let mut read = RawItem::default();
+        match RawItem::read_into(line, &mut read) {
+            Ok(()) => read.item.map_or("null", RawValue::get),
+            Err(_) => "null",
+        }
+    }
+}
 
 /// An item's fields, borrowed: a list rather than a struct because Codex
 /// can send a key twice (a derived struct rejects that); the last wins.
@@ -120,8 +141,9 @@ impl Adapter for CodexAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
+        let text = utf8(payload)?;
         let mut line = Line::default();
-        Line::read_into(utf8(payload)?, &mut line).map_err(|error| BadLine::json(&error))?;
+        Line::read_into(text, &mut line).map_err(|error| BadLine::json(&error))?;
         match line.kind.as_ref() {
             "thread.started" => {
                 self.thread.clear();
@@ -159,14 +181,17 @@ impl Adapter for CodexAdapter {
                     line.message.as_deref().map_or_else(|| line.error.map_or("", RawValue::get).into(), Cow::Borrowed);
                 report(calls, None, AnomalyKind::ProtocolError, &format!("codex: error: {message}"));
             }
-            kind @ ("item.started" | "item.updated" | "item.completed") => {
-                let Some(raw) = line.item else {
-                    return Err(BadLine::new(format!("{kind} without an item")));
-                };
-                let mut item = Item::default();
-                Fields::read_into(raw.get(), &mut item).map_err(|error| BadLine::json(&error))?;
-                self.item(kind, &item, raw, calls);
-            }
+            kind @ ("item.started" | "item.updated" | "item.completed") => match &line.item {
+                Some(FieldsOr::Fields(item)) => self.item(kind, item, text, calls),
+                None => return Err(BadLine::new(format!("{kind} without an item"))),
+                Some(FieldsOr::Other) => {
+                    // serde's words for what the item is, read alone.
+                    let error = Fields::read_into(RawItem::of(text), &mut Fields::default()).err();
+                    return Err(
+                        error.map_or_else(|| BadLine::new("an item that is not an object"), |e| BadLine::json(&e))
+                    );
+                }
+            },
             _ => {
                 let detail = format!("codex: unknown event: {}", String::from_utf8_lossy(payload));
                 report(calls, None, AnomalyKind::UnknownEvent, &detail);
@@ -184,7 +209,8 @@ impl CodexAdapter {
         self.declared.clear();
     }
 
-    fn item(&mut self, event: &str, item: &Item<'_>, raw: &RawValue, calls: &mut dyn CallSink) {
+    /// One item of `line`.
+    fn item(&mut self, event: &str, item: &Item<'_>, line: &str, calls: &mut dyn CallSink) {
         let text = |name: &str| item.get(name).map(raw_text);
         let id = text("id").unwrap_or_default();
         let kind = text("type").unwrap_or_default();
@@ -216,7 +242,12 @@ impl CodexAdapter {
             kind => {
                 let Some((_, arguments_field)) = TOOLS.iter().find(|(tool, _)| *tool == kind) else {
                     if completed {
-                        report(calls, None, AnomalyKind::UnknownContent, &format!("codex: item: {}", raw.get()));
+                        report(
+                            calls,
+                            None,
+                            AnomalyKind::UnknownContent,
+                            &format!("codex: item: {}", RawItem::of(line)),
+                        );
                     }
                     return;
                 };
@@ -224,7 +255,7 @@ impl CodexAdapter {
                 self.tool(kind, &id, arguments_field, item, event, calls);
                 if completed {
                     self.declared.remove(id.as_ref());
-                    tool_result(kind, &id, item, raw, calls);
+                    tool_result(kind, &id, item, line, calls);
                 }
             }
         }
@@ -270,7 +301,7 @@ impl CodexAdapter {
 
 /// A tool item completed: its result (the output, the MCP result or error,
 /// else the whole item), failed when its status says so.
-fn tool_result(kind: &str, id: &str, item: &Item<'_>, raw: &RawValue, calls: &mut dyn CallSink) {
+fn tool_result(kind: &str, id: &str, item: &Item<'_>, line: &str, calls: &mut dyn CallSink) {
     let present = |name: &str| item.get(name).filter(|v| v.get() != "null");
     let status = present("status").map(raw_text);
     let failed = matches!(status.as_deref(), Some("failed" | "declined")) || present("error").is_some();
@@ -279,11 +310,60 @@ fn tool_result(kind: &str, id: &str, item: &Item<'_>, raw: &RawValue, calls: &mu
         "mcp_tool_call" => present("error").or(present("result")).map(raw_text),
         _ => None,
     }
-    .unwrap_or(Cow::Borrowed(raw.get()));
+    .unwrap_or_else(|| Cow::Borrowed(RawItem::of(line)));
     if let Some(exit_code) = present("exit_code") {
         let meta: Meta = one("codex_exit_code", raw_value(exit_code));
         calls.call(None, Call::ToolMeta { id, meta: &meta });
     }
     let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
     calls.call(None, Call::ToolUpdate { id, content: &content, status });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calls of one line, as text, and what it was refused for.
+    fn translate(line: &str) -> (Vec<String>, Option<String>) {
+        let mut calls = Vec::new();
+        let mut sink = |_: Option<&str>, call: Call<'_>| calls.push(format!("{call:?}"));
+        let refused = CodexAdapter::default().translate(line.as_bytes(), &mut sink).err().map(|bad| bad.reason);
+        (calls, refused)
+    }
+
+    #[test]
+    fn an_item_that_is_not_an_object_is_refused_in_serdes_words_for_it_alone() {
+        for (item, reason) in [
+            ("5", "invalid type: integer `5`, expected an object (column 1)"),
+            ("[1]", "invalid type: sequence, expected an object (column 0)"),
+            (r#""x""#, r#"invalid type: string "x", expected an object (column 3)"#),
+        ] {
+            let (_, refused) = translate(&format!(r#"{{"type":"item.completed","item":{item}}}"#));
+            assert_eq!(refused.as_deref(), Some(reason), "{item}");
+        }
+        let (_, refused) = translate(r#"{"type":"item.completed","item":null}"#);
+        assert_eq!(refused.as_deref(), Some("item.completed without an item"));
+        // Another event's item is not read.
+        let (calls, refused) = translate(r#"{"type":"turn.started","item":7}"#);
+        assert_eq!((calls.len(), refused), (1, None));
+    }
+
+    #[test]
+    fn an_item_kept_whole_is_the_item_as_sent() {
+        let (calls, _) = translate(r#"{"type":"item.completed", "item": {"id":"a", "type":"weird"} }"#);
+        assert!(
+            calls.iter().any(|call| call.contains(r#"codex: item: {\"id\":\"a\", \"type\":\"weird\"}"#)),
+            "{calls:?}"
+        );
+        let (calls, _) = translate(
+            r#"{"type":"item.completed","item":{"id":"t","type":"web_search","query":"q", "status":"completed"}}"#,
+        );
+        let result = calls.iter().find(|call| call.starts_with("ToolUpdate")).unwrap();
+        assert!(
+            result.contains(
+                r#"content: "{\"id\":\"t\",\"type\":\"web_search\",\"query\":\"q\", \"status\":\"completed\"}""#
+            ),
+            "{result}"
+        );
+    }
 }
