@@ -601,6 +601,14 @@ impl<'de: 'a, 'a> Present<'de> for FieldsOr<'a> {
 /// A [`FieldsOr`] field being read.
 struct FieldsOrSlot<'s, 'a>(&'s mut Option<FieldsOr<'a>>);
 
+impl FieldsOrSlot<'_, '_> {
+    /// The value read is not an object.
+    fn other<E>(self) -> Result<(), E> {
+        *self.0 = Some(FieldsOr::Other);
+        Ok(())
+    }
+}
+
 impl<'de: 'a, 'a> serde::de::Visitor<'de> for FieldsOrSlot<'_, 'a> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -612,28 +620,22 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for FieldsOrSlot<'_, 'a> {
     }
     fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {
         while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        *self.0 = Some(FieldsOr::Other);
-        Ok(())
+        self.other()
     }
     fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        *self.0 = Some(FieldsOr::Other);
-        Ok(())
+        self.other()
     }
     fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        *self.0 = Some(FieldsOr::Other);
-        Ok(())
+        self.other()
     }
     fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        *self.0 = Some(FieldsOr::Other);
-        Ok(())
+        self.other()
     }
     fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        *self.0 = Some(FieldsOr::Other);
-        Ok(())
+        self.other()
     }
     fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        *self.0 = Some(FieldsOr::Other);
-        Ok(())
+        self.other()
     }
     fn visit_unit<E>(self) -> Result<(), E> {
         *self.0 = None;
