@@ -1063,3 +1063,30 @@ fn a_call_open_at_a_normal_end_gets_a_completed_placeholder() {
     assert_eq!(call["result"], json!({"status": "placeholder", "reason": "completed"}));
     assert_eq!(of_type(&lines, "summary")[0]["finish_reason"], "completed");
 }
+
+/// A `_meta` that is not an object is read with its update like any other
+/// and kept whole, as sent, wherever the update is in its line.
+#[test]
+fn a_meta_that_is_not_an_object_is_kept_as_sent() {
+    let meta_of_call = |input: &[String]| {
+        let records = lines(input);
+        let rounds = of_type(&records, "round");
+        rounds[0]["tool_calls"][0]["meta"]["_meta"].clone()
+    };
+    let declared = |meta: Value| json!({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "ls", "_meta": meta});
+    let done = json!({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"});
+    for meta in [json!([1, {"a": "é\n"}]), json!("text"), json!(7.5), json!(true)] {
+        let request = [notification("s", declared(meta.clone())), notification("s", done.clone())];
+        assert_eq!(meta_of_call(&request), meta, "in a session/update request");
+        let bare = [
+            json!({"sessionId": "s", "update": declared(meta.clone())}).to_string(),
+            json!({"sessionId": "s", "update": done}).to_string(),
+        ];
+        assert_eq!(meta_of_call(&bare), meta, "in a bare notification");
+    }
+    // A permission request's tool call, read from the request.
+    let asked = json!({"jsonrpc": "2.0", "id": 3, "method": "session/request_permission",
+        "params": {"sessionId": "s", "toolCall": {"toolCallId": "t", "_meta": [2]}, "options": []}});
+    let input = [notification("s", declared(json!({"k": 1}))), asked.to_string(), notification("s", done)];
+    assert_eq!(meta_of_call(&input), json!([2]));
+}

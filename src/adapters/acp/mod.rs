@@ -63,7 +63,7 @@ mod wire;
 use rpc::{AgentRequest, ClientRequest};
 use sessions::SessionState;
 use tool_call::{CallState, TaskOf};
-use wire::{ContentBlock, Message, Update, UpdateKind, UpdateMeta};
+use wire::{ContentBlock, Message, RawMeta, Update, UpdateKind, UpdateMeta};
 
 /// The registry row of the Agent Client Protocol.
 ///
@@ -259,7 +259,9 @@ impl AcpAdapter {
         calls: &mut dyn CallSink,
     ) {
         let kind = update.session_update.as_ref().unwrap_or(&UpdateKind::MISSING);
-        let meta = UpdateMeta::read(update.meta);
+        let meta = UpdateMeta::read(update.meta.as_ref(), || {
+            crate::utf8::from_utf8(payload).ok().and_then(|line| RawMeta::of_line(line, bare)).map(wire::value)
+        });
         match kind {
             UpdateKind::AgentMessageChunk | UpdateKind::AgentThoughtChunk => {
                 let target = self.route(session, meta.parent_tool_use_id.as_deref(), None);

@@ -60,7 +60,9 @@ impl AcpAdapter {
                 let permission_for = match (method, session, params.and_then(Params::tool_call)) {
                     ("session/request_permission", Some(session), Some(tool_call)) => {
                         tool_call.tool_call_id.as_deref().map(|call| {
-                            let meta = UpdateMeta::read(tool_call.meta);
+                            let meta = UpdateMeta::read(tool_call.meta.as_ref(), || {
+                                params.and_then(Params::raw_meta).map(wire::value)
+                            });
                             let routed = self.route(session, meta.parent_tool_use_id.as_deref(), Some(call));
                             (Box::from(routed.as_ref()), Box::from(call))
                         })
@@ -100,7 +102,7 @@ impl AcpAdapter {
             }
             ("session/request_permission", Some(session)) => {
                 if let Some(tool_call) = params.tool_call() {
-                    self.permission(session, &tool_call, params.options, calls);
+                    self.permission(session, &tool_call, params, calls);
                 }
             }
             // The rest (initialize, session/new, the agent's file and
@@ -213,18 +215,13 @@ impl AcpAdapter {
     /// A permission request names the tool call it is about, with its
     /// latest title and input; its content is a preview for the user (a
     /// diff to approve), kept as metadata, not output.
-    fn permission(
-        &mut self,
-        session: &str,
-        tool_call: &Update<'_>,
-        options: Option<&RawValue>,
-        calls: &mut dyn CallSink,
-    ) {
+    fn permission(&mut self, session: &str, tool_call: &Update<'_>, params: &Params<'_>, calls: &mut dyn CallSink) {
+        let options = params.options;
         let Some(id) = tool_call.tool_call_id.as_deref() else {
             let detail = "acp: session/request_permission without a toolCall.toolCallId";
             return report(calls, Some(session), AnomalyKind::UnknownEvent, detail);
         };
-        let meta = UpdateMeta::read(tool_call.meta);
+        let meta = UpdateMeta::read(tool_call.meta.as_ref(), || params.raw_meta().map(wire::value));
         let target = self.route(session, meta.parent_tool_use_id.as_deref(), Some(id));
         self.ensure_running(&target, calls);
         let mut asked = Meta::new();

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::adapters::borrowed::{decoded_body, decoded_string, opt_cow, CowStr, Fields};
+use crate::adapters::borrowed::{decoded_body, decoded_string, opt_cow, CowStr, FieldsOr};
 pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
@@ -67,6 +67,11 @@ impl<'a> Params<'a> {
     pub(super) fn tool_call(&self) -> Option<Update<'a>> {
         serde_json::from_str(self.tool_call_raw?.get()).ok()
     }
+
+    /// The permission request's tool call's `_meta` as it was sent.
+    pub(super) fn raw_meta(&self) -> Option<&'a RawValue> {
+        RawMeta::of_update(self.tool_call_raw?.get())
+    }
 }
 
 /// A `session/update`'s update, or a permission request's tool call (the
@@ -84,7 +89,9 @@ pub(super) struct Update<'a> {
     pub raw_output: Option<&'a RawValue>,
     pub kind: Option<&'a RawValue>,
     pub locations: Option<&'a RawValue>,
-    pub meta: Option<&'a RawValue>,
+    /// `_meta`, its fields read with the update (a third of an agent's
+    /// updates are terminal output in Claude Code's `_meta`).
+    pub meta: Option<FieldsOr<'a>>,
     pub message_id: Option<Cow<'a, str>>,
 }
 
@@ -98,9 +105,58 @@ read_in_place!(Update {
     "rawOutput" => raw_output,
     "kind" => kind,
     "locations" => locations,
-    "_meta" => meta,
+    "_meta" => meta in place,
     "messageId" => message_id as ScalarText,
 });
+
+/// An update's `_meta` as it was sent, read again from its line where it
+/// is not an object (and so is kept whole): rare enough that reading the
+/// line twice costs nothing, where keeping every `_meta` raw as well as
+/// read scanned each twice.
+#[derive(Debug, Default)]
+pub(super) struct RawMeta<'a> {
+    meta: Option<&'a RawValue>,
+}
+
+read_in_place!(RawMeta { "_meta" => meta });
+
+/// A line's `update`, for its `_meta` alone.
+#[derive(Debug, Default)]
+struct UpdateOnly<'a> {
+    update: Option<RawMeta<'a>>,
+}
+
+read_in_place!(UpdateOnly { "update" => update in place });
+
+/// A request's `params`, for its update's `_meta` alone.
+#[derive(Debug, Default)]
+struct ParamsOnly<'a> {
+    params: Option<UpdateOnly<'a>>,
+}
+
+read_in_place!(ParamsOnly { "params" => params in place });
+
+impl<'a> RawMeta<'a> {
+    /// The `_meta` of an update whose text is `update`.
+    fn of_update(update: &'a str) -> Option<&'a RawValue> {
+        let mut read = RawMeta::default();
+        RawMeta::read_into(update, &mut read).ok()?;
+        read.meta
+    }
+
+    /// The `_meta` of the update in `line` (`bare`: a
+    /// `SessionNotification`, else a `session/update` request).
+    pub(super) fn of_line(line: &'a str, bare: bool) -> Option<&'a RawValue> {
+        if bare {
+            let mut read = UpdateOnly::default();
+            UpdateOnly::read_into(line, &mut read).ok()?;
+            return read.update?.meta;
+        }
+        let mut read = ParamsOnly::default();
+        ParamsOnly::read_into(line, &mut read).ok()?;
+        read.params?.update?.meta
+    }
+}
 
 /// Declares [`UpdateKind`] and [`MetadataKind`] from one table of
 /// variants and wire names, so that reading a name and writing it back
@@ -253,24 +309,27 @@ struct TerminalData<'a> {
 
 impl<'a> UpdateMeta<'a> {
     /// Reads `_meta`. It is an extension point of the protocol, so a shape
-    /// other than Claude Code's is kept whole as metadata, never an error.
-    pub(super) fn read(raw: Option<&'a RawValue>) -> UpdateMeta<'a> {
+    /// other than Claude Code's is kept whole as metadata, never an error:
+    /// `whole` gives it as it was sent, when it is not an object.
+    pub(super) fn read(read: Option<&FieldsOr<'a>>, whole: impl FnOnce() -> Option<Value>) -> UpdateMeta<'a> {
         let mut meta = UpdateMeta::default();
-        let Some(raw) = raw else { return meta };
-        let mut entries = Fields::default();
-        if Fields::read_into(raw.get(), &mut entries).is_err() {
-            meta.rest.insert("_meta".into(), value(raw));
-            return meta;
-        }
-        let mut entries = entries.0;
-        if has_repeated_key(&entries) {
+        let entries = match read {
+            None => return meta,
+            Some(FieldsOr::Other) => {
+                meta.rest.insert("_meta".into(), whole().unwrap_or(Value::Null));
+                return meta;
+            }
+            Some(FieldsOr::Fields(fields)) => &fields.0,
+        };
+        let mut last: smallvec::SmallVec<[(Cow<'a, str>, &'a RawValue); 8]> = entries.iter().cloned().collect();
+        if has_repeated_key(&last) {
             // A repeated key: the last wins, as in a map (in linear time: a
             // hostile `_meta` may have many keys).
             let mut seen = crate::hash::HashSet::default();
-            entries = entries.into_iter().rev().filter(|(key, _)| seen.insert(key.clone())).collect();
-            entries.reverse();
+            last = last.into_iter().rev().filter(|(key, _)| seen.insert(key.clone())).collect();
+            last.reverse();
         }
-        for (key, raw) in entries {
+        for (key, raw) in last {
             match key.as_ref() {
                 "terminal_output_delta" | "terminal_output" => {
                     let data = serde_json::from_str::<TerminalData<'a>>(raw.get()).ok().and_then(|t| t.data);
