@@ -175,7 +175,7 @@ enum Event<'a> {
     MessageStart,
     BlockStart(BlockStart<'a>),
     BlockDelta(BlockDelta<'a>),
-    BlockStop(BlockStop<'a>),
+    BlockStop(BlockStop),
     MessageStop(MessageStop<'a>),
     Metadata(Metadata<'a>),
     /// `InvokeModelWithResponseStream`: the model's own event, base64.
@@ -276,14 +276,14 @@ struct ToolUseDelta<'a> {
 
 read_in_place!(ToolUseDelta { "input" => input });
 
-#[derive(Debug, Default)]
-struct BlockStop<'a> {
+/// A block's stop: one number, read by value (nothing to gain reading it
+/// in place).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct BlockStop {
+    #[serde(default)]
     content_block_index: Option<u64>,
-    /// The view borrows nothing; the lifetime is the macro's.
-    _line: std::marker::PhantomData<&'a ()>,
 }
-
-read_in_place!(BlockStop { "contentBlockIndex" => content_block_index });
 
 #[derive(Debug, Default)]
 struct MessageStop<'a> {
@@ -379,7 +379,7 @@ impl<'de: 'a, 'a> Visitor<'de> for PayloadSlot<'_, 'a> {
                 }
                 "contentBlockStart" => Event::BlockStart(BlockStart::default()),
                 "contentBlockDelta" => Event::BlockDelta(BlockDelta::default()),
-                "contentBlockStop" => Event::BlockStop(BlockStop::default()),
+                "contentBlockStop" => Event::BlockStop(map.next_value()?),
                 "messageStop" => Event::MessageStop(MessageStop::default()),
                 "metadata" => Event::Metadata(Metadata::default()),
                 "chunk" => Event::Chunk(Chunk::default()),
@@ -409,7 +409,6 @@ impl<'de: 'a, 'a> Visitor<'de> for PayloadSlot<'_, 'a> {
             match payload.events.last_mut() {
                 Some(Event::BlockStart(view)) => map.next_value_seed(Within(view))?,
                 Some(Event::BlockDelta(view)) => map.next_value_seed(Within(view))?,
-                Some(Event::BlockStop(view)) => map.next_value_seed(Within(view))?,
                 Some(Event::MessageStop(view)) => map.next_value_seed(Within(view))?,
                 Some(Event::Metadata(view)) => map.next_value_seed(Within(view))?,
                 Some(Event::Chunk(view)) => map.next_value_seed(Within(view))?,

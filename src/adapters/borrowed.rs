@@ -643,6 +643,24 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for FieldsOrSlot<'_, 'a> {
     }
 }
 
+/// The raw value at a path of object keys in JSON text (the last of a key
+/// written twice, as a map keeps it); `None` where a level is not an
+/// object or lacks its key. For the rare reader that needs a value as it
+/// was sent where the line's view kept only its fields ([`FieldsOr`]):
+/// each level is read again as a field list.
+pub(crate) fn raw_at<'a>(json: &'a str, keys: &[&str]) -> Option<&'a RawValue> {
+    let mut found = None;
+    let mut text = json;
+    for key in keys {
+        let mut fields = Fields::default();
+        Fields::read_into(text, &mut fields).ok()?;
+        let value = fields.get(key)?;
+        text = value.get();
+        found = Some(value);
+    }
+    found
+}
+
 /// Fields read into a slot.
 struct FieldsSlot<'s, 'a>(&'s mut Fields<'a>);
 
@@ -784,6 +802,26 @@ mod tests {
         list: Option<smallvec::SmallVec<[Derived<'a>; 1]>>,
         #[serde(default)]
         after: Option<u64>,
+    }
+
+    #[test]
+    fn a_raw_value_is_found_at_its_path() {
+        let json = r#"{"params":{"update":{"_meta":[1, {"a":2}],"x":1},"update":{"_meta":"last"}},"n":5}"#;
+        assert_eq!(raw_at(json, &["n"]).map(RawValue::get), Some("5"));
+        assert_eq!(
+            raw_at(json, &["params", "update", "_meta"]).map(RawValue::get),
+            Some(r#""last""#),
+            "the last of a key twice"
+        );
+        assert_eq!(
+            raw_at(r#"{"a":{"b":[1, {"c":2}]}}"#, &["a", "b"]).map(RawValue::get),
+            Some(r#"[1, {"c":2}]"#),
+            "as sent"
+        );
+        assert!(raw_at(json, &["params", "missing"]).is_none());
+        assert!(raw_at(json, &["n", "deeper"]).is_none(), "a level that is not an object");
+        assert!(raw_at("[1]", &["a"]).is_none());
+        assert!(raw_at(json, &[]).is_none());
     }
 
     /// A view whose `item` is read as fields in its own pass.

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{raw_text, raw_value, utf8, Fields, FieldsOr};
+use super::borrowed::{raw_at, raw_text, raw_value, utf8, Fields, FieldsOr};
 use super::support::{one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -105,22 +105,8 @@ read_in_place!(Line {
 
 /// A line's item as it was sent, for what keeps it whole (a report, a
 /// result with no output of its own): read again, as these are rare.
-#[derive(Debug, Default)]
-struct RawItem<'a> {
-    item: Option<&'a RawValue>,
-}
-
-read_in_place!(RawItem { "item" => item });
-
-impl<'a> RawItem<'a> {
-    /// The item of `line` (a line read once already) as its JSON text.
-    fn of(line: &'a str) -> &'a str {
-        let mut read = RawItem::default();
-        match RawItem::read_into(line, &mut read) {
-            Ok(()) => read.item.map_or("null", RawValue::get),
-            Err(_) => "null",
-        }
-    }
+fn whole_item(line: &str) -> &str {
+    raw_at(line, &["item"]).map_or("null", RawValue::get)
 }
 
 /// An item's fields, borrowed: a list rather than a struct because Codex
@@ -186,7 +172,7 @@ impl Adapter for CodexAdapter {
                 None => return Err(BadLine::new(format!("{kind} without an item"))),
                 Some(FieldsOr::Other) => {
                     // serde's words for what the item is, read alone.
-                    let error = Fields::read_into(RawItem::of(text), &mut Fields::default()).err();
+                    let error = Fields::read_into(whole_item(text), &mut Fields::default()).err();
                     return Err(
                         error.map_or_else(|| BadLine::new("an item that is not an object"), |e| BadLine::json(&e))
                     );
@@ -242,12 +228,7 @@ impl CodexAdapter {
             kind => {
                 let Some((_, arguments_field)) = TOOLS.iter().find(|(tool, _)| *tool == kind) else {
                     if completed {
-                        report(
-                            calls,
-                            None,
-                            AnomalyKind::UnknownContent,
-                            &format!("codex: item: {}", RawItem::of(line)),
-                        );
+                        report(calls, None, AnomalyKind::UnknownContent, &format!("codex: item: {}", whole_item(line)));
                     }
                     return;
                 };
@@ -310,7 +291,7 @@ fn tool_result(kind: &str, id: &str, item: &Item<'_>, line: &str, calls: &mut dy
         "mcp_tool_call" => present("error").or(present("result")).map(raw_text),
         _ => None,
     }
-    .unwrap_or_else(|| Cow::Borrowed(RawItem::of(line)));
+    .unwrap_or_else(|| Cow::Borrowed(whole_item(line)));
     if let Some(exit_code) = present("exit_code") {
         let meta: Meta = one("codex_exit_code", raw_value(exit_code));
         calls.call(None, Call::ToolMeta { id, meta: &meta });

@@ -238,7 +238,7 @@ impl GeminiCliChatAdapter {
     /// first `sessionId` names the session, unless a message was read
     /// before it.
     fn merge_session<'k>(&mut self, session_id: Option<&str>, fields: impl Iterator<Item = (&'k str, Value)>) {
-        let fresh = self.name.is_none() && !self.open && self.done.is_empty() && self.pending.len() == 0;
+        let fresh = self.name.is_none() && !self.open && self.done.is_empty() && self.pending.is_empty();
         if let (true, Some(id)) = (fresh, session_id) {
             self.name = Some(id.to_owned());
         }
@@ -630,6 +630,10 @@ impl Pending {
 
     fn len(&self) -> usize {
         self.held.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.held.is_empty()
     }
 
     /// Holds `record` last.

@@ -63,7 +63,7 @@ mod wire;
 use rpc::{AgentRequest, ClientRequest};
 use sessions::SessionState;
 use tool_call::{CallState, TaskOf};
-use wire::{ContentBlock, Message, RawMeta, Update, UpdateKind, UpdateMeta};
+use wire::{ContentBlock, Message, Update, UpdateKind, UpdateMeta};
 
 /// The registry row of the Agent Client Protocol.
 ///
@@ -260,7 +260,7 @@ impl AcpAdapter {
     ) {
         let kind = update.session_update.as_ref().unwrap_or(&UpdateKind::MISSING);
         let meta = UpdateMeta::read(update.meta.as_ref(), || {
-            crate::utf8::from_utf8(payload).ok().and_then(|line| RawMeta::of_line(line, bare)).map(wire::value)
+            crate::utf8::from_utf8(payload).ok().and_then(|line| wire::raw_meta(line, bare)).map(wire::value)
         });
         match kind {
             UpdateKind::AgentMessageChunk | UpdateKind::AgentThoughtChunk => {

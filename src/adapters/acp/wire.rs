@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::adapters::borrowed::{decoded_body, decoded_string, opt_cow, CowStr, FieldsOr};
+use crate::adapters::borrowed::{decoded_body, decoded_string, opt_cow, raw_at, CowStr, FieldsOr};
 pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
@@ -70,7 +70,7 @@ impl<'a> Params<'a> {
 
     /// The permission request's tool call's `_meta` as it was sent.
     pub(super) fn raw_meta(&self) -> Option<&'a RawValue> {
-        RawMeta::of_update(self.tool_call_raw?.get())
+        raw_at(self.tool_call_raw?.get(), &["_meta"])
     }
 }
 
@@ -109,53 +109,13 @@ read_in_place!(Update {
     "messageId" => message_id as ScalarText,
 });
 
-/// An update's `_meta` as it was sent, read again from its line where it
-/// is not an object (and so is kept whole): rare enough that reading the
-/// line twice costs nothing, where keeping every `_meta` raw as well as
+/// The `_meta` of the update in `line` as it was sent (`bare`: a
+/// `SessionNotification`, else a `session/update` request), for a `_meta`
+/// that is not an object and so is kept whole: rare enough that reading
+/// the line again costs nothing, where keeping every `_meta` raw as well as
 /// read scanned each twice.
-#[derive(Debug, Default)]
-pub(super) struct RawMeta<'a> {
-    meta: Option<&'a RawValue>,
-}
-
-read_in_place!(RawMeta { "_meta" => meta });
-
-/// A line's `update`, for its `_meta` alone.
-#[derive(Debug, Default)]
-struct UpdateOnly<'a> {
-    update: Option<RawMeta<'a>>,
-}
-
-read_in_place!(UpdateOnly { "update" => update in place });
-
-/// A request's `params`, for its update's `_meta` alone.
-#[derive(Debug, Default)]
-struct ParamsOnly<'a> {
-    params: Option<UpdateOnly<'a>>,
-}
-
-read_in_place!(ParamsOnly { "params" => params in place });
-
-impl<'a> RawMeta<'a> {
-    /// The `_meta` of an update whose text is `update`.
-    fn of_update(update: &'a str) -> Option<&'a RawValue> {
-        let mut read = RawMeta::default();
-        RawMeta::read_into(update, &mut read).ok()?;
-        read.meta
-    }
-
-    /// The `_meta` of the update in `line` (`bare`: a
-    /// `SessionNotification`, else a `session/update` request).
-    pub(super) fn of_line(line: &'a str, bare: bool) -> Option<&'a RawValue> {
-        if bare {
-            let mut read = UpdateOnly::default();
-            UpdateOnly::read_into(line, &mut read).ok()?;
-            return read.update?.meta;
-        }
-        let mut read = ParamsOnly::default();
-        ParamsOnly::read_into(line, &mut read).ok()?;
-        read.params?.update?.meta
-    }
+pub(super) fn raw_meta(line: &str, bare: bool) -> Option<&RawValue> {
+    raw_at(line, if bare { &["update", "_meta"] } else { &["params", "update", "_meta"] })
 }
 
 /// Declares [`UpdateKind`] and [`MetadataKind`] from one table of
@@ -321,15 +281,17 @@ impl<'a> UpdateMeta<'a> {
             }
             Some(FieldsOr::Fields(fields)) => &fields.0,
         };
-        let mut last: smallvec::SmallVec<[(Cow<'a, str>, &'a RawValue); 8]> = entries.iter().cloned().collect();
-        if has_repeated_key(&last) {
+        let mut last = Cow::Borrowed(entries.as_slice());
+        if has_repeated_key(entries) {
             // A repeated key: the last wins, as in a map (in linear time: a
             // hostile `_meta` may have many keys).
             let mut seen = crate::hash::HashSet::default();
-            last = last.into_iter().rev().filter(|(key, _)| seen.insert(key.clone())).collect();
-            last.reverse();
+            let mut kept: Vec<_> = entries.iter().rev().filter(|(key, _)| seen.insert(key)).cloned().collect();
+            kept.reverse();
+            last = Cow::Owned(kept);
         }
-        for (key, raw) in last {
+        for (key, raw) in last.iter() {
+            let raw = *raw;
             match key.as_ref() {
                 "terminal_output_delta" | "terminal_output" => {
                     let data = serde_json::from_str::<TerminalData<'a>>(raw.get()).ok().and_then(|t| t.data);
@@ -337,7 +299,7 @@ impl<'a> UpdateMeta<'a> {
                         Some(data) if key == "terminal_output_delta" => meta.terminal_delta = Some(data),
                         Some(data) => meta.terminal_whole = Some(data),
                         None => {
-                            meta.rest.insert(key.into_owned(), value(raw));
+                            meta.rest.insert(key.to_string(), value(raw));
                         }
                     }
                 }
@@ -346,10 +308,10 @@ impl<'a> UpdateMeta<'a> {
                         meta.parent_tool_use_id = parent_tool_use_id;
                         meta.tool_name = tool_name;
                     }
-                    meta.rest.insert(key.into_owned(), value(raw));
+                    meta.rest.insert(key.to_string(), value(raw));
                 }
                 _ => {
-                    meta.rest.insert(key.into_owned(), value(raw));
+                    meta.rest.insert(key.to_string(), value(raw));
                 }
             }
         }
