@@ -106,6 +106,10 @@ mod call;
 mod clock;
 mod handler;
 mod hash;
+mod json_scan;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use json_scan::check_against_serde as json_scan_check;
 mod machine;
 mod model;
 mod ops;

@@ -46,8 +46,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::{raw_text, raw_value, utf8};
@@ -148,18 +148,18 @@ struct Chunk<'a> {
     tool_name: Option<Cow<'a, str>>,
     title: Option<Cow<'a, str>>,
     input_text_delta: Option<Cow<'a, str>>,
-    input: Option<&'a RawValue>,
-    output: Option<&'a RawValue>,
+    input: Option<Raw<'a>>,
+    output: Option<Raw<'a>>,
     error_text: Option<Cow<'a, str>>,
     preliminary: Option<bool>,
     transient: Option<bool>,
     dynamic: Option<bool>,
     provider_executed: Option<bool>,
-    provider_metadata: Option<&'a RawValue>,
-    meta: Option<&'a RawValue>,
+    provider_metadata: Option<Raw<'a>>,
+    meta: Option<Raw<'a>>,
     approval_id: Option<Cow<'a, str>>,
     message_id: Option<Cow<'a, str>>,
-    message_metadata: Option<&'a RawValue>,
+    message_metadata: Option<Raw<'a>>,
     finish_reason: Option<Cow<'a, str>>,
     reason: Option<Cow<'a, str>>,
 }
@@ -402,7 +402,7 @@ impl AiSdkAdapter {
     /// `messageMetadata` (of `start`, `message-metadata` or `finish`):
     /// merged into the response's, as `useChat` merges it; a `usage` in it
     /// is the token gauge.
-    fn message_metadata(&mut self, metadata: &RawValue, calls: &mut dyn CallSink) {
+    fn message_metadata(&mut self, metadata: Raw<'_>, calls: &mut dyn CallSink) {
         let metadata = raw_value(metadata);
         if let Some(total) = metadata.get("usage").and_then(usage_total) {
             calls.call(None, Call::TokenUsage { total });

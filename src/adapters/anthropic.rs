@@ -34,8 +34,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
@@ -154,13 +154,13 @@ pub(crate) struct Event<'a> {
     /// block or delta as it came read it again from the event's text.
     pub content_block: Option<Block<'a>>,
     pub delta: Option<Delta<'a>>,
-    pub usage: Option<&'a RawValue>,
-    pub context_management: Option<&'a RawValue>,
-    pub error: Option<&'a RawValue>,
+    pub usage: Option<Raw<'a>>,
+    pub context_management: Option<Raw<'a>>,
+    pub error: Option<Raw<'a>>,
     /// A host line: a user message's role and content, or a bare
     /// `tool_result` block's fields.
     pub role: Option<Cow<'a, str>>,
-    pub content: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
     pub tool_use_id: Option<Cow<'a, str>>,
     pub is_error: Option<bool>,
 }
@@ -184,7 +184,7 @@ read_in_place!(Event {
 pub(crate) struct MessageInfo<'a> {
     pub id: Option<Cow<'a, str>>,
     pub model: Option<Cow<'a, str>>,
-    pub usage: Option<&'a RawValue>,
+    pub usage: Option<Raw<'a>>,
 }
 
 read_in_place!(MessageInfo {
@@ -202,12 +202,12 @@ pub(crate) struct Block<'a> {
     pub name: Option<Cow<'a, str>>,
     /// A tool call's whole input: a stream's `content_block_start` has only
     /// `{}` (the deltas carry it); a Claude Code snapshot has it all.
-    pub input: Option<&'a RawValue>,
+    pub input: Option<Raw<'a>>,
     pub text: Option<Cow<'a, str>>,
     pub thinking: Option<Cow<'a, str>>,
     pub signature: Option<Cow<'a, str>>,
     pub tool_use_id: Option<Cow<'a, str>>,
-    pub content: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
     pub is_error: Option<bool>,
 }
 
@@ -231,11 +231,11 @@ pub(crate) struct Delta<'a> {
     pub thinking: Option<Cow<'a, str>>,
     pub partial_json: Option<Cow<'a, str>>,
     pub signature: Option<Cow<'a, str>>,
-    pub citation: Option<&'a RawValue>,
+    pub citation: Option<Raw<'a>>,
     pub content: Option<Cow<'a, str>>,
     pub stop_reason: Option<Cow<'a, str>>,
     pub stop_sequence: Option<Cow<'a, str>>,
-    pub stop_details: Option<&'a RawValue>,
+    pub stop_details: Option<Raw<'a>>,
 }
 
 read_in_place!(Delta {
@@ -500,8 +500,8 @@ impl MessageStream {
 
     /// A user message between model calls: its `tool_result` blocks are
     /// results; text in it is the user's next prompt, a new run.
-    pub(crate) fn user_message(&mut self, content: Option<&RawValue>, session: Option<&str>, calls: &mut dyn CallSink) {
-        let blocks: Vec<&RawValue> = match content.map(|c| serde_json::from_str(c.get())) {
+    pub(crate) fn user_message(&mut self, content: Option<Raw<'_>>, session: Option<&str>, calls: &mut dyn CallSink) {
+        let blocks: Vec<Raw<'_>> = match content.map(|c| serde_json::from_str(c.get())) {
             Some(Ok(blocks)) => blocks,
             _ => {
                 // A string, or blocks the adapter does not read: a prompt.
@@ -512,7 +512,7 @@ impl MessageStream {
         };
         let mut prompt = Vec::new();
         for raw in blocks {
-            match serde_json::from_str::<Block<'_>>(raw.get()) {
+            match Block::read(raw.get()) {
                 Ok(block) if block.kind == "tool_result" => {
                     let id = block.tool_use_id.as_deref().unwrap_or("");
                     tool_result(id, block.content, block.is_error == Some(true), session, calls);
@@ -549,7 +549,7 @@ fn block_stop(block: OpenBlock, session: Option<&str>, calls: &mut dyn CallSink)
 
 /// A tool's result: the content as text (a string as is, blocks as their
 /// JSON), failed when the producer says so.
-fn tool_result(id: &str, content: Option<&RawValue>, failed: bool, session: Option<&str>, calls: &mut dyn CallSink) {
+fn tool_result(id: &str, content: Option<Raw<'_>>, failed: bool, session: Option<&str>, calls: &mut dyn CallSink) {
     let content = content.map(raw_text).unwrap_or_default();
     let status = if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
     calls.call(session, Call::ToolUpdate { id, content: &content, status });
@@ -557,13 +557,13 @@ fn tool_result(id: &str, content: Option<&RawValue>, failed: bool, session: Opti
 
 /// A server tool's result content that reports an error
 /// (`{"type":"..._error","error_code":...}`).
-fn result_is_error(content: Option<&RawValue>) -> bool {
+fn result_is_error(content: Option<Raw<'_>>) -> bool {
     #[derive(Deserialize)]
     struct Head<'a> {
         #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
         kind: Option<Cow<'a, str>>,
         #[serde(default)]
-        error_code: Option<&'a RawValue>,
+        error_code: Option<Raw<'a>>,
     }
     content
         .and_then(|c| serde_json::from_str::<Head<'_>>(c.get()).ok())

@@ -48,14 +48,17 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
 use super::anthropic::AnthropicAdapter;
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8, view_of, Fields, Key, Within};
+use super::borrowed::{
+    opt_cow, raw_text, raw_value, scalar_text, scan_count_field, scanning, utf8, view_of, Fields, InPlace, Key, OptCow,
+    Scan, Within,
+};
 use super::support::{base64_decode, one, report};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -167,7 +170,7 @@ const MAX_OPEN_BLOCKS: usize = 256;
 struct Payload<'a> {
     events: SmallVec<[Event<'a>; 1]>,
     role: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
 }
 
 #[derive(Debug)]
@@ -200,7 +203,7 @@ struct MessageStart {}
 struct BlockStart<'a> {
     content_block_index: Option<u64>,
     /// Read again as a [`Start`] (block starts are few).
-    start: Option<&'a RawValue>,
+    start: Option<Raw<'a>>,
 }
 
 read_in_place!(BlockStart { "contentBlockIndex" => content_block_index, "start" => start });
@@ -244,7 +247,7 @@ struct Delta<'a> {
     text: Option<Cow<'a, str>>,
     reasoning_content: Option<Reasoning<'a>>,
     tool_use: Option<ToolUseDelta<'a>>,
-    tool_result: Option<&'a RawValue>,
+    tool_result: Option<Raw<'a>>,
 }
 
 read_in_place!(Delta {
@@ -271,7 +274,7 @@ read_in_place!(Reasoning {
 struct ToolUseDelta<'a> {
     /// A fragment of the arguments' JSON text (a string), or whole
     /// arguments as a value.
-    input: Option<&'a RawValue>,
+    input: Option<Raw<'a>>,
 }
 
 read_in_place!(ToolUseDelta { "input" => input });
@@ -288,7 +291,7 @@ struct BlockStop {
 #[derive(Debug, Default)]
 struct MessageStop<'a> {
     stop_reason: Option<Cow<'a, str>>,
-    additional_model_response_fields: Option<&'a RawValue>,
+    additional_model_response_fields: Option<Raw<'a>>,
 }
 
 read_in_place!(MessageStop {
@@ -298,11 +301,11 @@ read_in_place!(MessageStop {
 
 #[derive(Debug, Default)]
 struct Metadata<'a> {
-    usage: Option<&'a RawValue>,
-    metrics: Option<&'a RawValue>,
-    trace: Option<&'a RawValue>,
-    performance_config: Option<&'a RawValue>,
-    service_tier: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
+    metrics: Option<Raw<'a>>,
+    trace: Option<Raw<'a>>,
+    performance_config: Option<Raw<'a>>,
+    service_tier: Option<Raw<'a>>,
 }
 
 read_in_place!(Metadata {
@@ -335,7 +338,7 @@ struct ResultItem<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     text: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    json: Option<&'a RawValue>,
+    json: Option<Raw<'a>>,
 }
 
 /// A host's `toolResult` block.
@@ -345,7 +348,7 @@ struct HostResult<'a> {
     #[serde(borrow, default, deserialize_with = "scalar_text")]
     tool_use_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
 }
@@ -355,9 +358,67 @@ impl<'a> Payload<'a> {
     /// pass: each key names its event, whose body is read in place into
     /// the event as it is pushed.
     fn read_into(text: &'a str, slot: &mut Payload<'a>) -> Result<(), serde_json::Error> {
+        if scanning() && crate::json_scan::Value::whole(text, |value| slot.scan_in(value)).is_some() {
+            return Ok(());
+        }
+        *slot = Payload::default();
         let mut reader = serde_json::Deserializer::from_str(text);
         serde::Deserializer::deserialize_map(&mut reader, PayloadSlot(slot))?;
         reader.end()
+    }
+}
+
+impl<'a> Payload<'a> {
+    /// [`Payload::read_into`] through the scanner ([`crate::json_scan`]),
+    /// as [`PayloadSlot`] reads it through serde; where the payload ends,
+    /// or `None` to leave it to serde.
+    fn scan_in(&mut self, value: crate::json_scan::Value<'a>) -> Option<usize> {
+        value.object(|key, value| {
+            let event = match key {
+                "messageStart" => {
+                    let end = value.object(|_, value| value.skip())?;
+                    self.events.push(Event::MessageStart);
+                    return Some(end);
+                }
+                "contentBlockStop" => {
+                    let (content_block_index, end) = scan_count_field(value, "contentBlockIndex")?;
+                    self.events.push(Event::BlockStop(BlockStop { content_block_index }));
+                    return Some(end);
+                }
+                "contentBlockStart" => Event::BlockStart(BlockStart::default()),
+                "contentBlockDelta" => Event::BlockDelta(BlockDelta::default()),
+                "messageStop" => Event::MessageStop(MessageStop::default()),
+                "metadata" => Event::Metadata(Metadata::default()),
+                "chunk" => Event::Chunk(Chunk::default()),
+                "role" => {
+                    let (role, end) = OptCow::scan(value)?;
+                    self.role = role.0;
+                    return Some(end);
+                }
+                "content" => {
+                    let (content, end) = Raw::scan(value)?;
+                    self.content = Some(content);
+                    return Some(end);
+                }
+                name => {
+                    let end = value.skip()?;
+                    // `p`: random-length padding, against guessing lengths.
+                    if name != "p" {
+                        self.events.push(if is_exception(name) { Event::Exception } else { Event::Unknown });
+                    }
+                    return Some(end);
+                }
+            };
+            self.events.push(event);
+            match self.events.last_mut()? {
+                Event::BlockStart(view) => view.scan_in(value),
+                Event::BlockDelta(view) => view.scan_in(value),
+                Event::MessageStop(view) => view.scan_in(value),
+                Event::Metadata(view) => view.scan_in(value),
+                Event::Chunk(view) => view.scan_in(value),
+                _ => None,
+            }
+        })
     }
 }
 
@@ -557,7 +618,7 @@ impl BedrockAdapter {
                 &format!("bedrock: a block with no index: {text}"),
             );
         };
-        let raw = start.start.map_or("{}", RawValue::get);
+        let raw = start.start.map_or("{}", Raw::get);
         let read = serde_json::from_str::<Start<'_>>(raw);
         let block = match &read {
             Ok(Start { tool_use: Some(tool), .. }) => {
@@ -639,7 +700,7 @@ impl BedrockAdapter {
         match (&delta.tool_use, &delta.tool_result, block) {
             (Some(tool), _, Some(Block::Tool { id, arguments })) => {
                 known = true;
-                let input = tool.input.map_or("", RawValue::get);
+                let input = tool.input.map_or("", Raw::get);
                 if input.starts_with('"') {
                     let fragment = tool.input.map(raw_text).unwrap_or_default();
                     *arguments |= !fragment.is_empty();
@@ -653,7 +714,7 @@ impl BedrockAdapter {
             }
             (_, Some(result), Some(Block::Result { content, .. })) => {
                 known = true;
-                result_text(result, content);
+                result_text(*result, content);
             }
             (None, None, _) => {}
             _ => {
@@ -752,11 +813,11 @@ impl BedrockAdapter {
 
     /// A user message between responses: its `toolResult` blocks are
     /// results; anything else in it is the user's next prompt, a new run.
-    fn host_turn(&mut self, content: &RawValue, calls: &mut dyn CallSink) {
+    fn host_turn(&mut self, content: Raw<'_>, calls: &mut dyn CallSink) {
         self.end_blocks(calls);
         self.stopped = true;
         self.settle(calls);
-        let blocks: Vec<&RawValue> = match serde_json::from_str(content.get()) {
+        let blocks: Vec<Raw<'_>> = match serde_json::from_str(content.get()) {
             Ok(blocks) => blocks,
             Err(_) => vec![content],
         };
@@ -834,8 +895,8 @@ fn is_empty_start(raw: &str) -> bool {
 /// A tool result's content as text, appended to `out`: each item's text
 /// as it is, a `json` item as its JSON as sent, another item (an image, a
 /// document) as its JSON; a content that is not a list, as its text.
-fn result_text(content: &RawValue, out: &mut String) {
-    let Some(items) = view_of::<Vec<&RawValue>>(content) else {
+fn result_text(content: Raw<'_>, out: &mut String) {
+    let Some(items) = view_of::<Vec<Raw<'_>>>(content) else {
         return out.push_str(&raw_text(content));
     };
     for item in items {

@@ -3,6 +3,11 @@
 //! adapter only passes on stay slices of the input, so a line is scanned
 //! about once and a steady stream allocates little per event (the figures
 //! are in docs/performance.md).
+//!
+//! A view is read through the scanner ([`crate::json_scan`]) first, each
+//! field by its type's [`Scan`] (or, for a nested view, [`InPlace::scan_in`]),
+//! and through serde where the scanner gives up: the same values and the
+//! same errors, at about half the cost on the lines agents write.
 
 use std::borrow::Cow;
 
@@ -27,7 +32,10 @@ use crate::bad_line::BadLine;
 /// marked `in place` is an `Option` of another such view, or of a
 /// `SmallVec` of them, read into its parent's slot in turn ([`Present`]):
 /// nested views are neither moved out of their visitors nor boxed to make
-/// the moves cheaper.
+/// the moves cheaper. `read_into` (and `View::read`, by value) tries the
+/// scanner's reading first, generated from the same list of fields, and
+/// serde's wherever the scanner gives up; a test and the fuzz targets hold
+/// the two to the same output (`by_serde_alone`).
 macro_rules! read_in_place {
     ($view:ident { $($key:literal => $field:ident $(as $wrap:ident)? $(in $place:ident)? $(($required:ident))?),* $(,)? }) => {
         const _: () = {
@@ -38,8 +46,28 @@ macro_rules! read_in_place {
                 /// Reads `text`, a JSON object, into `slot` (a default view).
                 #[allow(dead_code, reason = "a view nested in another may be read only there")]
                 pub(crate) fn read_into(text: &'a str, slot: &mut $view<'a>) -> Result<(), serde_json::Error> {
+                    use $crate::adapters::borrowed::InPlace;
+                    if $crate::adapters::borrowed::scanning()
+                        && $crate::json_scan::Value::whole(text, |value| slot.scan_in(value)).is_some()
+                    {
+                        return Ok(());
+                    }
+                    // Read again by serde, from a default view, for what the
+                    // scanner leaves (and for the words of an error).
+                    *slot = $view::default();
                     let mut reader = serde_json::Deserializer::from_str(text);
                     serde::de::DeserializeSeed::deserialize(Slot(slot), &mut reader).and_then(|()| reader.end())
+                }
+            }
+
+            impl<'a> $view<'a> {
+                /// Reads `text`, a JSON object, as a view ([`Self::read_into`]
+                /// a default one): what `serde_json::from_str` gives, the
+                /// scanner first.
+                #[allow(dead_code, reason = "most views are read only in place")]
+                pub(crate) fn read(text: &'a str) -> Result<$view<'a>, serde_json::Error> {
+                    let mut view = $view::default();
+                    Self::read_into(text, &mut view).map(|()| view)
                 }
             }
 
@@ -55,6 +83,32 @@ macro_rules! read_in_place {
             impl<'de: 'a, 'a> $crate::adapters::borrowed::InPlace<'de> for $view<'a> {
                 fn read_in<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error> {
                     serde::de::DeserializeSeed::deserialize(Slot(self), deserializer)
+                }
+
+                fn scan_in(&mut self, value: $crate::json_scan::Value<'de>) -> Option<usize> {
+                    #[allow(unused_imports, reason = "a view may have no field of a scanned type")]
+                    use $crate::adapters::borrowed::Scan;
+                    // Which keys came: a second one is left to serde, which
+                    // refuses it.
+                    struct Seen {
+                        $($field: bool,)*
+                    }
+                    let mut seen = Seen { $($field: false,)* };
+                    let end = value.object(|key, value| match key {
+                        $($key => {
+                            if std::mem::replace(&mut seen.$field, true) {
+                                return None;
+                            }
+                            Some(read_in_place!(@scan value self.$field; $($wrap)?; $($place)?))
+                        })*
+                        _ => value.skip(),
+                    })?;
+                    $($(
+                        if read_in_place!(@required $required) && !seen.$field {
+                            return None;
+                        }
+                    )?)*
+                    Some(end)
                 }
             }
 
@@ -109,10 +163,53 @@ macro_rules! read_in_place {
     (@read $map:ident $slot:expr;;) => {
         $slot = $map.next_value()?
     };
+    (@scan $value:ident $slot:expr; $wrap:ident;) => {{
+        let (read, end) = <$crate::adapters::borrowed::$wrap<'de> as Scan<'de>>::scan($value)?;
+        $slot = read.0;
+        end
+    }};
+    (@scan $value:ident $slot:expr;; place) => {
+        $crate::adapters::borrowed::scan_field(&mut $slot, $value)?
+    };
+    (@scan $value:ident $slot:expr;;) => {{
+        let (read, end) = Scan::scan($value)?;
+        $slot = read;
+        end
+    }};
     // The one marker a field takes: any other word does not compile.
     (@required required) => {
         true
     };
+}
+
+#[cfg(any(test, fuzzing))]
+thread_local! {
+    /// Set while views are read by serde alone ([`by_serde_alone`]).
+    static SERDE_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a view is read through the scanner first: always, but where a
+/// test or a fuzz target compares the two readings.
+#[inline]
+pub(crate) fn scanning() -> bool {
+    #[cfg(any(test, fuzzing))]
+    return !SERDE_ALONE.with(std::cell::Cell::get);
+    #[cfg(not(any(test, fuzzing)))]
+    true
+}
+
+/// Runs `f` with every view read by serde alone, the scanner off: for the
+/// tests and fuzz targets that hold the two readings to the same output.
+#[cfg(any(test, fuzzing))]
+pub fn by_serde_alone<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SERDE_ALONE.with(|alone| alone.set(self.0));
+        }
+    }
+    let _restore = Restore(SERDE_ALONE.with(|alone| alone.replace(true)));
+    f()
 }
 
 /// A view [`read_in_place!`] reads: what lets a parent view read it into
@@ -120,6 +217,10 @@ macro_rules! read_in_place {
 pub(crate) trait InPlace<'de>: Default {
     /// Fills this (default) view from an object's keys.
     fn read_in<D: serde::Deserializer<'de>>(&mut self, deserializer: D) -> Result<(), D::Error>;
+
+    /// Fills this (default) view from an object's keys through the
+    /// scanner; where the object ends, or `None` to leave it to serde.
+    fn scan_in(&mut self, value: crate::json_scan::Value<'de>) -> Option<usize>;
 }
 
 /// What a field of views read in place ([`read_in_place!`]'s `in place`)
@@ -130,6 +231,10 @@ pub(crate) trait InPlace<'de>: Default {
 pub(crate) trait Present<'de>: Sized {
     /// Reads a value that is not `null` into the field.
     fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<Self>, deserializer: D) -> Result<(), D::Error>;
+
+    /// [`Present::read_present`] through the scanner: where the value
+    /// ends, or `None` to leave the line to serde.
+    fn scan_present(field: &mut Option<Self>, value: crate::json_scan::Value<'de>) -> Option<usize>;
 }
 
 /// A view: read into a default one.
@@ -137,12 +242,205 @@ impl<'de, V: InPlace<'de>> Present<'de> for V {
     fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<V>, deserializer: D) -> Result<(), D::Error> {
         field.insert(V::default()).read_in(deserializer)
     }
+
+    fn scan_present(field: &mut Option<V>, value: crate::json_scan::Value<'de>) -> Option<usize> {
+        field.insert(V::default()).scan_in(value)
+    }
 }
 
 /// A list of views: each item read into a default view pushed onto it.
 impl<'de, V: InPlace<'de>, const N: usize> Present<'de> for smallvec::SmallVec<[V; N]> {
     fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<Self>, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_seq(Items(field.insert(smallvec::SmallVec::new())))
+    }
+
+    fn scan_present(field: &mut Option<Self>, value: crate::json_scan::Value<'de>) -> Option<usize> {
+        let items = field.insert(smallvec::SmallVec::new());
+        value.array(|item| {
+            items.push(V::default());
+            items.last_mut()?.scan_in(item)
+        })
+    }
+}
+
+/// A field of views (`in place`) read through the scanner: `None` for
+/// `null`, as [`Field`] reads it, else read in place.
+pub(crate) fn scan_field<'de, T: Present<'de>>(
+    field: &mut Option<T>,
+    value: crate::json_scan::Value<'de>,
+) -> Option<usize> {
+    if let Some(end) = value.null() {
+        *field = None;
+        return Some(end);
+    }
+    T::scan_present(field, value)
+}
+
+/// An object's one count field `key` read through the scanner, as serde's
+/// derive reads a struct of that one `Option<u64>` field (other keys
+/// skipped, `null` none); where the object ends. `None` leaves it to serde,
+/// which refuses the key written twice or a value that is not a count.
+pub(crate) fn scan_count_field(value: crate::json_scan::Value<'_>, key: &str) -> Option<(Option<u64>, usize)> {
+    let mut count = None;
+    let mut seen = false;
+    let end = value.object(|name, value| {
+        if name != key {
+            return value.skip();
+        }
+        if std::mem::replace(&mut seen, true) {
+            return None;
+        }
+        let (read, end) = Option::<u64>::scan(value)?;
+        count = read;
+        Some(end)
+    })?;
+    Some((count, end))
+}
+
+/// A field's value read through the scanner ([`crate::json_scan`]) as
+/// serde reads it into the field's type, and where it ends; `None` leaves
+/// the line to serde (anything this reading does not take exactly as
+/// serde would: serde then reads it, or words why not).
+pub(crate) trait Scan<'de>: Sized {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)>;
+}
+
+/// `null` is none, as serde reads an `Option`.
+impl<'de, T: Scan<'de>> Scan<'de> for Option<T> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        match value.null() {
+            Some(end) => Some((None, end)),
+            None => T::scan(value).map(|(read, end)| (Some(read), end)),
+        }
+    }
+}
+
+/// A view read in place, when it is a field's plain value: read into a
+/// default one.
+impl<'de, V: InPlace<'de>> Scan<'de> for V {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        let mut view = V::default();
+        let end = view.scan_in(value)?;
+        Some((view, end))
+    }
+}
+
+/// [`Scan`] for a type serde's derive reads (one rarely sent, or small):
+/// its value found by the scanner, then read alone by serde (which borrows
+/// from the line as it would have).
+macro_rules! scan_by_serde {
+    ($type:ident $(<$lifetime:lifetime>)?) => {
+        impl<'de: 'a, 'a> $crate::adapters::borrowed::Scan<'de> for $type$(<$lifetime>)? {
+            fn scan(value: $crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+                let (text, end) = value.raw()?;
+                serde_json::from_str(text).ok().map(|read| (read, end))
+            }
+        }
+    };
+}
+
+/// A number as serde reads it into an `f64`: a plain count exactly;
+/// anything else is left to serde's own reading of numbers.
+impl<'de> Scan<'de> for f64 {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        #[allow(clippy::cast_precision_loss, reason = "as serde converts a count it reads into an f64")]
+        value.count().map(|(count, end)| (count as f64, end))
+    }
+}
+
+impl<'de: 'a, 'a> Scan<'de> for Raw<'a> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        value.raw().map(|(text, end)| (Raw(text), end))
+    }
+}
+
+impl<'de> Scan<'de> for u64 {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        value.count()
+    }
+}
+
+impl<'de> Scan<'de> for bool {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        value.boolean()
+    }
+}
+
+impl<'de: 'a, 'a> Scan<'de> for CowStr<'a> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        value.string().map(|(text, end)| (CowStr(text), end))
+    }
+}
+
+impl<'de: 'a, 'a> Scan<'de> for OptCow<'a> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        Option::<CowStr<'a>>::scan(value).map(|(text, end)| (OptCow(text.map(|text| text.0)), end))
+    }
+}
+
+/// A string, `null`, or a count or boolean as its JSON text; any other
+/// number is left to serde (its text is serde's to write).
+impl<'de: 'a, 'a> Scan<'de> for ScalarText<'a> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        if let Some((text, end)) = OptCow::scan(value) {
+            return Some((ScalarText(text.0), end));
+        }
+        if let Some((count, end)) = value.count() {
+            return Some((ScalarText(Some(Cow::Owned(count.to_string()))), end));
+        }
+        let (flag, end) = value.boolean()?;
+        Some((ScalarText(Some(Cow::Borrowed(if flag { "true" } else { "false" }))), end))
+    }
+}
+
+/// A list (its items raw) or a string; anything else is left to serde.
+impl<'de: 'a, 'a> Scan<'de> for ListOr<'a> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        if let Some((text, end)) = value.string() {
+            return Some((ListOr::Text(text), end));
+        }
+        let mut items = smallvec::SmallVec::new();
+        let end = value.array(|item| {
+            let (text, end) = item.raw()?;
+            items.push(Raw(text));
+            Some(end)
+        })?;
+        Some((ListOr::List(items), end))
+    }
+}
+
+impl<'de: 'a, 'a> Scan<'de> for Fields<'a> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        let mut fields = Fields::default();
+        let end = fields.scan_in(value)?;
+        Some((fields, end))
+    }
+}
+
+/// An object read as its fields; any other value noted as `Other`.
+impl<'de: 'a, 'a> Present<'de> for FieldsOr<'a> {
+    fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<Self>, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(FieldsOrSlot(field))
+    }
+
+    fn scan_present(field: &mut Option<Self>, value: crate::json_scan::Value<'de>) -> Option<usize> {
+        if !value.is_object() {
+            // Serde reads the value as what it is: a string is decoded (a
+            // lone surrogate refused) and a number parsed, where a list's
+            // items are skipped. A number other than a count is left to it.
+            let end = match value.string() {
+                Some((_, end)) => end,
+                None => value
+                    .count()
+                    .map(|(_, end)| end)
+                    .or_else(|| value.boolean().map(|(_, end)| end))
+                    .or_else(|| value.array(|item| item.skip()))?,
+            };
+            *field = Some(FieldsOr::Other);
+            return Some(end);
+        }
+        let FieldsOr::Fields(fields) = field.insert(FieldsOr::Fields(Fields::default())) else { return None };
+        fields.scan_in(value)
     }
 }
 
@@ -224,7 +522,7 @@ impl<'de, V: InPlace<'de>, const N: usize> serde::de::DeserializeSeed<'de> for I
 /// string) from anything else without reading the value a second time.
 #[derive(Debug)]
 pub(crate) enum ListOr<'a> {
-    List(smallvec::SmallVec<[&'a RawValue; 1]>),
+    List(smallvec::SmallVec<[Raw<'a>; 1]>),
     Text(Cow<'a, str>),
     Other(Value),
 }
@@ -233,7 +531,7 @@ impl<'a> ListOr<'a> {
     /// The value as it was sent.
     pub(crate) fn value(&self) -> Value {
         match self {
-            ListOr::List(items) => Value::Array(items.iter().map(|raw| raw_value(raw)).collect()),
+            ListOr::List(items) => Value::Array(items.iter().map(|raw| raw_value(*raw)).collect()),
             ListOr::Text(text) => Value::String(text.clone().into_owned()),
             ListOr::Other(value) => value.clone(),
         }
@@ -266,7 +564,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for ListOr<'a> {
             }
             fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<ListOr<'a>, S::Error> {
                 let mut items = smallvec::SmallVec::new();
-                while let Some(item) = seq.next_element::<&'a RawValue>()? {
+                while let Some(item) = seq.next_element::<Raw<'a>>()? {
                     items.push(item);
                 }
                 Ok(ListOr::List(items))
@@ -352,6 +650,40 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for ScalarText<'a> {
     }
 }
 
+/// A JSON value's text as it came in its line, checked as JSON when it was
+/// read: what a view keeps of a value it passes on, or reads later.
+/// serde_json's `&RawValue` is the same text, but only serde_json's own
+/// reader can make one, so a value the scanner found ([`crate::json_scan`])
+/// could not be kept as one without reading it a second time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// The value's JSON text.
+    pub(crate) fn get(self) -> &'a str {
+        self.0
+    }
+
+    /// `json` when it is one JSON value (whitespace around it allowed, as
+    /// serde keeps it in a raw value read alone).
+    #[cfg(test)]
+    pub(crate) fn of(json: &'a str) -> Raw<'a> {
+        serde_json::from_str(json).expect("one JSON value")
+    }
+}
+
+impl std::fmt::Display for Raw<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(deserializer).map(|raw| Raw(raw.get()))
+    }
+}
+
 /// A payload as text, validated once: decoding from text then needs no
 /// second validation of each string or kept raw value.
 pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
@@ -363,7 +695,7 @@ pub(crate) fn utf8(payload: &[u8]) -> Result<&str, BadLine> {
 /// serde_json reads it: the error would quote the whole string (a prompt, a
 /// tool's output) escaped character by character, only to be dropped. On a
 /// Claude Code transcript that was a fifth of a replay.
-pub(crate) fn view_of<'a, T: serde::Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+pub(crate) fn view_of<'a, T: serde::Deserialize<'a>>(raw: Raw<'a>) -> Option<T> {
     view_of_json(raw.get())
 }
 
@@ -377,7 +709,7 @@ pub(crate) fn view_of_json<'a, T: serde::Deserialize<'a>>(json: &'a str) -> Opti
 }
 
 /// A raw value as a `serde_json::Value`, for metadata ([`json_value`]).
-pub(crate) fn raw_value(raw: &RawValue) -> Value {
+pub(crate) fn raw_value(raw: Raw<'_>) -> Value {
     json_value(raw.get())
 }
 
@@ -403,7 +735,7 @@ pub(crate) fn plain_string(json: &str) -> Option<&str> {
 
 /// A value the protocol puts where text goes (arguments, raw output): a
 /// string is its own text, anything else its JSON as sent.
-pub(crate) fn raw_text(raw: &RawValue) -> Cow<'_, str> {
+pub(crate) fn raw_text(raw: Raw<'_>) -> Cow<'_, str> {
     json_as_text(raw.get())
 }
 
@@ -417,14 +749,14 @@ pub(crate) fn json_as_text(json: &str) -> Cow<'_, str> {
 /// an adapter reuses from one event to the next) rather than into a new
 /// string: a text fragment with a quote or a newline in it then costs no
 /// allocation.
-pub(crate) fn raw_text_in<'s>(raw: &'s RawValue, scratch: &'s mut String) -> &'s str {
+pub(crate) fn raw_text_in<'s>(raw: Raw<'s>, scratch: &'s mut String) -> &'s str {
     let json = raw.get();
     if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
         if !inner.contains('\\') {
             return inner;
         }
         scratch.clear();
-        if crate::ops::scan::unescape_into(inner, scratch).is_some() {
+        if crate::json_scan::unescape_into(inner, scratch).is_some() {
             return scratch;
         }
     }
@@ -435,7 +767,7 @@ pub(crate) fn raw_text_in<'s>(raw: &'s RawValue, scratch: &'s mut String) -> &'s
 /// serde decodes a string: a lone surrogate does not); `None` for any
 /// other value. Decoded in one pass, where reading it through serde would
 /// scan it again and allocate twice.
-pub(crate) fn decoded_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+pub(crate) fn decoded_string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
     json_decoded_string(raw.get())
 }
 
@@ -451,12 +783,12 @@ pub(crate) fn decoded_body(body: &str) -> Option<Cow<'_, str>> {
     if !body.contains('\\') {
         return Some(Cow::Borrowed(body));
     }
-    crate::ops::scan::unescape(body).map(Cow::Owned)
+    crate::json_scan::unescape(body).map(Cow::Owned)
 }
 
 /// A raw value's text when it is a JSON string; `None` for any other
 /// value.
-pub(crate) fn raw_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+pub(crate) fn raw_string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
     json_string(raw.get())
 }
 
@@ -553,18 +885,33 @@ impl Text {
 /// Eight fields are held inline: read in place ([`Fields::read_into`]),
 /// an event's fields take no allocation and are not moved.
 #[derive(Debug, Default)]
-pub(crate) struct Fields<'a>(pub(crate) smallvec::SmallVec<[(Cow<'a, str>, &'a RawValue); 8]>);
+pub(crate) struct Fields<'a>(pub(crate) smallvec::SmallVec<[(Cow<'a, str>, Raw<'a>); 8]>);
 
 impl<'a> Fields<'a> {
     /// Reads `text`, a JSON object, into `slot` (empty fields), as
     /// `serde_json::from_str` reads fields by value.
     pub(crate) fn read_into(text: &'a str, slot: &mut Fields<'a>) -> Result<(), serde_json::Error> {
+        let held = slot.0.len();
+        if scanning() && crate::json_scan::Value::whole(text, |value| slot.scan_in(value)).is_some() {
+            return Ok(());
+        }
+        slot.0.truncate(held);
         let mut reader = serde_json::Deserializer::from_str(text);
         serde::de::DeserializeSeed::deserialize(FieldsSlot(slot), &mut reader).and_then(|()| reader.end())
     }
 
+    /// Reads an object's fields through the scanner onto these; where the
+    /// object ends, or `None` to leave it to serde.
+    fn scan_in(&mut self, value: crate::json_scan::Value<'a>) -> Option<usize> {
+        value.object(|key, value| {
+            let (text, end) = value.raw()?;
+            self.0.push((Cow::Borrowed(key), Raw(text)));
+            Some(end)
+        })
+    }
+
     /// The last value of `key`.
-    pub(crate) fn get(&self, key: &str) -> Option<&'a RawValue> {
+    pub(crate) fn get(&self, key: &str) -> Option<Raw<'a>> {
         self.0.iter().rev().find(|(name, _)| name == key).map(|(_, value)| *value)
     }
 }
@@ -590,12 +937,6 @@ pub(crate) enum FieldsOr<'a> {
     Fields(Fields<'a>),
     /// A value of another kind.
     Other,
-}
-
-impl<'de: 'a, 'a> Present<'de> for FieldsOr<'a> {
-    fn read_present<D: serde::Deserializer<'de>>(field: &mut Option<Self>, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(FieldsOrSlot(field))
-    }
 }
 
 /// A [`FieldsOr`] field being read.
@@ -648,7 +989,7 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for FieldsOrSlot<'_, 'a> {
 /// object or lacks its key. For the rare reader that needs a value as it
 /// was sent where the line's view kept only its fields ([`FieldsOr`]):
 /// each level is read again as a field list.
-pub(crate) fn raw_at<'a>(json: &'a str, keys: &[&str]) -> Option<&'a RawValue> {
+pub(crate) fn raw_at<'a>(json: &'a str, keys: &[&str]) -> Option<Raw<'a>> {
     let mut found = None;
     let mut text = json;
     for key in keys {
@@ -678,7 +1019,7 @@ impl<'de: 'a, 'a> serde::de::Visitor<'de> for FieldsSlot<'_, 'a> {
     }
     fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
-            let value: &'a RawValue = map.next_value()?;
+            let value: Raw<'a> = map.next_value()?;
             self.0 .0.push((key, value));
         }
         Ok(())
@@ -719,7 +1060,7 @@ mod tests {
         name: Option<Cow<'a, str>>,
         id: Option<Cow<'a, str>>,
         count: Option<u64>,
-        raw: Option<&'a RawValue>,
+        raw: Option<Raw<'a>>,
     }
 
     read_in_place!(Flat {
@@ -741,7 +1082,7 @@ mod tests {
         #[serde(default)]
         count: Option<u64>,
         #[serde(borrow, default)]
-        raw: Option<&'a RawValue>,
+        raw: Option<Raw<'a>>,
     }
 
     #[test]
@@ -767,7 +1108,7 @@ mod tests {
                 (Ok(read), Ok(derived)) => {
                     assert_eq!(read.kind, derived.kind, "{input}");
                     assert_eq!((&read.name, &read.id, read.count), (&derived.name, &derived.id, derived.count));
-                    assert_eq!(read.raw.map(RawValue::get), derived.raw.map(RawValue::get), "{input}");
+                    assert_eq!(read.raw.map(Raw::get), derived.raw.map(Raw::get), "{input}");
                     // Borrowed from the input wherever the derive borrows.
                     assert_eq!(matches!(read.kind, Cow::Borrowed(_)), matches!(derived.kind, Cow::Borrowed(_)));
                 }
@@ -807,14 +1148,14 @@ mod tests {
     #[test]
     fn a_raw_value_is_found_at_its_path() {
         let json = r#"{"params":{"update":{"_meta":[1, {"a":2}],"x":1},"update":{"_meta":"last"}},"n":5}"#;
-        assert_eq!(raw_at(json, &["n"]).map(RawValue::get), Some("5"));
+        assert_eq!(raw_at(json, &["n"]).map(Raw::get), Some("5"));
         assert_eq!(
-            raw_at(json, &["params", "update", "_meta"]).map(RawValue::get),
+            raw_at(json, &["params", "update", "_meta"]).map(Raw::get),
             Some(r#""last""#),
             "the last of a key twice"
         );
         assert_eq!(
-            raw_at(r#"{"a":{"b":[1, {"c":2}]}}"#, &["a", "b"]).map(RawValue::get),
+            raw_at(r#"{"a":{"b":[1, {"c":2}]}}"#, &["a", "b"]).map(Raw::get),
             Some(r#"[1, {"c":2}]"#),
             "as sent"
         );
@@ -843,7 +1184,7 @@ mod tests {
         let Some(FieldsOr::Fields(fields)) = &view.item else { panic!("{view:?}") };
         let keys: Vec<(&str, &str)> = fields.0.iter().map(|(key, raw)| (key.as_ref(), raw.get())).collect();
         assert_eq!(keys, [("a", "1"), ("b", r#"{"c":[2]}"#), ("a", r#""x\"y""#)]);
-        assert_eq!(fields.get("a").map(RawValue::get), Some(r#""x\"y""#), "the last of a key twice");
+        assert_eq!(fields.get("a").map(Raw::get), Some(r#""x\"y""#), "the last of a key twice");
         assert_eq!(view.after, Some(3), "the rest of the line is read after it");
         for other in ["5", "-1.5", "true", r#""text""#, "[1,{\"a\":2}]"] {
             let json: &'static str = Box::leak(format!(r#"{{"item":{other},"after":1}}"#).into_boxed_str());
@@ -910,10 +1251,7 @@ mod tests {
                     let (read, derived) = (read.inner.as_ref(), derived.inner.as_ref());
                     assert_eq!(read.map(|i| &i.kind), derived.map(|i| &i.kind), "{input}");
                     assert_eq!(read.map(|i| (&i.name, &i.id)), derived.map(|i| (&i.name, &i.id)), "{input}");
-                    assert_eq!(
-                        read.and_then(|i| i.raw).map(RawValue::get),
-                        derived.and_then(|i| i.raw).map(RawValue::get)
-                    );
+                    assert_eq!(read.and_then(|i| i.raw).map(Raw::get), derived.and_then(|i| i.raw).map(Raw::get));
                     let borrowed = |kind: Option<&Cow<'_, str>>| kind.map(|kind| matches!(kind, Cow::Borrowed(_)));
                     assert_eq!(borrowed(read.map(|i| &i.kind)), borrowed(derived.map(|i| &i.kind)), "{input}");
                 }
@@ -942,23 +1280,23 @@ mod tests {
 
     #[test]
     fn raw_text_in_reads_as_raw_text_does_and_reuses_its_buffer() {
-        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        let raw = |json: &'static str| Raw::of(json);
         let mut scratch = String::new();
         for json in [r#""plain""#, r#""a\nb \"q\" \u00e9""#, r#""""#, r#"[1, "x"]"#, "null", r#""\ud800""#, "12"] {
             let value = raw(json);
-            assert_eq!(raw_text_in(&value, &mut scratch), raw_text(&value), "{json}");
+            assert_eq!(raw_text_in(value, &mut scratch), raw_text(value), "{json}");
         }
         let escaped = raw(r#""one\ttwo""#);
-        assert_eq!(raw_text_in(&escaped, &mut scratch), "one\ttwo");
+        assert_eq!(raw_text_in(escaped, &mut scratch), "one\ttwo");
         let capacity = scratch.capacity();
         let again = raw(r#""x\ny""#);
-        assert_eq!(raw_text_in(&again, &mut scratch), "x\ny");
+        assert_eq!(raw_text_in(again, &mut scratch), "x\ny");
         assert_eq!(scratch.capacity(), capacity, "the buffer is reused");
     }
 
     #[test]
     fn decoded_string_decodes_as_serde_reads_a_string() {
-        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        let raw = |json: &'static str| Raw::of(json);
         for json in [
             r#""plain""#,
             r#""a\nb \"q\" \u00e9 \ud83d\ude00""#,
@@ -970,38 +1308,38 @@ mod tests {
             "[\"x\"]",
         ] {
             let serde = serde_json::from_str::<String>(json).ok();
-            assert_eq!(decoded_string(&raw(json)).map(Cow::into_owned), serde, "{json}");
+            assert_eq!(decoded_string(raw(json)).map(Cow::into_owned), serde, "{json}");
         }
-        assert!(matches!(decoded_string(&raw(r#""plain""#)), Some(Cow::Borrowed("plain"))));
+        assert!(matches!(decoded_string(raw(r#""plain""#)), Some(Cow::Borrowed("plain"))));
     }
 
     #[test]
     fn raw_text_borrows_plain_strings_and_unescapes_the_rest() {
-        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        let raw = |json: &'static str| Raw::of(json);
         let plain = raw(r#""a.txt b.txt""#);
-        assert!(matches!(raw_text(&plain), Cow::Borrowed("a.txt b.txt")));
+        assert!(matches!(raw_text(plain), Cow::Borrowed("a.txt b.txt")));
         let escaped = raw(r#""a\nb \"q\" \u00e9""#);
-        assert_eq!(raw_text(&escaped), "a\nb \"q\" é");
-        assert!(matches!(raw_text(&escaped), Cow::Owned(_)));
-        assert_eq!(raw_text(&raw(r#"{"k": [1, "x"]}"#)), r#"{"k": [1, "x"]}"#, "a structure is its JSON as sent");
-        assert_eq!(raw_text(&raw(r#""""#)), "");
+        assert_eq!(raw_text(escaped), "a\nb \"q\" é");
+        assert!(matches!(raw_text(escaped), Cow::Owned(_)));
+        assert_eq!(raw_text(raw(r#"{"k": [1, "x"]}"#)), r#"{"k": [1, "x"]}"#, "a structure is its JSON as sent");
+        assert_eq!(raw_text(raw(r#""""#)), "");
     }
 
     #[test]
     fn a_view_is_read_from_what_fits_and_never_from_a_string() {
-        let raw = |json: &str| RawValue::from_string(json.to_owned()).unwrap();
+        let raw = |json: &'static str| Raw::of(json);
         let list = raw(r#"[1, "a", {"k": 2}]"#);
-        let items: Vec<&RawValue> = view_of(&list).unwrap();
+        let items: Vec<Raw<'_>> = view_of(list).unwrap();
         assert_eq!(items.iter().map(|i| i.get()).collect::<Vec<_>>(), ["1", r#""a""#, r#"{"k": 2}"#]);
-        assert!(view_of::<Vec<&RawValue>>(&raw(r#""[1, 2]""#)).is_none(), "a string, whatever it holds");
-        assert!(view_of::<Vec<&RawValue>>(&raw(r#"{"k": 1}"#)).is_none(), "another type");
+        assert!(view_of::<Vec<Raw<'_>>>(raw(r#""[1, 2]""#)).is_none(), "a string, whatever it holds");
+        assert!(view_of::<Vec<Raw<'_>>>(raw(r#"{"k": 1}"#)).is_none(), "another type");
         #[derive(serde::Deserialize)]
         struct View<'a> {
             #[serde(borrow)]
             k: &'a str,
         }
         let object = raw(r#"{"k": "v"}"#);
-        assert_eq!(view_of::<View<'_>>(&object).unwrap().k, "v");
-        assert!(view_of::<View<'_>>(&raw(r#""{\"k\": \"v\"}""#)).is_none());
+        assert_eq!(view_of::<View<'_>>(object).unwrap().k, "v");
+        assert!(view_of::<View<'_>>(raw(r#""{\"k\": \"v\"}""#)).is_none());
     }
 }

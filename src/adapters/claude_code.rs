@@ -31,8 +31,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::{Block, Event, MessageStream};
@@ -96,7 +96,7 @@ struct Line<'a> {
     parent_tool_use_id: Option<Cow<'a, str>>,
     event: Option<Event<'a>>,
     message: Option<Message<'a>>,
-    request: Option<&'a RawValue>,
+    request: Option<Raw<'a>>,
     is_error: Option<bool>,
     is_replay: Option<bool>,
     terminal_reason: Option<Cow<'a, str>>,
@@ -117,8 +117,8 @@ read_in_place!(Line {
 #[derive(Debug, Default)]
 struct Message<'a> {
     id: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
-    usage: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
+    usage: Option<Raw<'a>>,
 }
 
 read_in_place!(Message {
@@ -264,9 +264,9 @@ impl ClaudeCodeAdapter {
         if !id.is_empty() && self.streamed.iter().any(|streamed| streamed == id) {
             return;
         }
-        let blocks: Vec<&RawValue> = message.content.and_then(view_of).unwrap_or_default();
+        let blocks: Vec<Raw<'_>> = message.content.and_then(view_of).unwrap_or_default();
         for raw in blocks {
-            let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
+            let Ok(block) = Block::read(raw.get()) else {
                 report(calls, session, AnomalyKind::UnknownContent, &format!("claude-code: block: {}", raw.get()));
                 continue;
             };

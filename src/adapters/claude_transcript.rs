@@ -57,12 +57,12 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::anthropic::Block;
-use super::borrowed::{json_value, opt_cow, raw_text, raw_value, utf8, view_of, ListOr};
+use super::borrowed::{json_value, opt_cow, raw_text, raw_value, scan_count_field, scanning, utf8, view_of, ListOr};
 use super::run_lists;
 use super::support::{one, report, rfc3339_ms, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
@@ -291,7 +291,7 @@ struct Line<'a> {
     message: Option<Message<'a>>,
     data: Option<Progress<'a>>,
     parent_tool_use_id: Option<Cow<'a, str>>,
-    tool_use_result: Option<&'a RawValue>,
+    tool_use_result: Option<Raw<'a>>,
     cost_usd: Option<f64>,
 }
 
@@ -322,7 +322,7 @@ struct Message<'a> {
     /// Its blocks split as the line is read (a transcript's bytes are
     /// mostly content: read once, not kept raw and read again as a list).
     content: Option<ListOr<'a>>,
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
 }
 
 read_in_place!(Message {
@@ -339,7 +339,7 @@ read_in_place!(Message {
 struct Progress<'a> {
     kind: Option<Cow<'a, str>>,
     agent_id: Option<Cow<'a, str>>,
-    message: Option<&'a RawValue>,
+    message: Option<Raw<'a>>,
 }
 
 read_in_place!(Progress {
@@ -474,7 +474,7 @@ impl ClaudeTranscriptAdapter {
                 match (data.and_then(|d| d.kind.as_deref()), data.and_then(|d| d.message)) {
                     (Some("agent_progress"), Some(message)) => {
                         let tool = line.parent_tool_use_id.as_deref().unwrap_or("");
-                        match serde_json::from_str::<Line<'_>>(message.get()) {
+                        match Line::read(message.get()) {
                             Ok(embedded) => {
                                 // The subagent names itself in `data`.
                                 let embedded = Line { agent_id: data.and_then(|d| d.agent_id.clone()), ..embedded };
@@ -610,7 +610,7 @@ impl ClaudeTranscriptAdapter {
                 }
             }
         }
-        let blocks: &[&RawValue] = match &message.content {
+        let blocks: &[Raw<'_>] = match &message.content {
             Some(ListOr::List(blocks)) => blocks,
             Some(content) => {
                 // Content that is not a list of blocks (a bare string).
@@ -622,7 +622,7 @@ impl ClaudeTranscriptAdapter {
         };
         for raw in blocks {
             if may_be_tool_use(raw.get()) {
-                if let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) {
+                if let Ok(block) = Block::read(raw.get()) {
                     if matches!(block.kind.as_ref(), "tool_use" | "server_tool_use" | "mcp_tool_use") {
                         pending.tools.push(block.id.as_deref().unwrap_or("").to_owned());
                     }
@@ -660,7 +660,7 @@ impl ClaudeTranscriptAdapter {
             }
             Some(blocks) => {
                 for raw in blocks.iter() {
-                    match serde_json::from_str::<Block<'_>>(raw.get()) {
+                    match Block::read(raw.get()) {
                         Ok(block) if block.kind == "tool_result" => {
                             results = true;
                             let at_ms = line.timestamp.as_deref().and_then(rfc3339_ms);
@@ -670,7 +670,7 @@ impl ClaudeTranscriptAdapter {
                             if let (Ok(block), true) = (&block, texts.is_empty()) {
                                 first_text = block.text.as_deref().unwrap_or("").to_owned();
                             }
-                            texts.push(raw_value(raw));
+                            texts.push(raw_value(*raw));
                         }
                     }
                 }
@@ -716,7 +716,7 @@ impl ClaudeTranscriptAdapter {
         &mut self,
         at: usize,
         block: &Block<'_>,
-        structured: Option<&RawValue>,
+        structured: Option<Raw<'_>>,
         at_ms: Option<u64>,
         calls: &mut dyn CallSink,
     ) {
@@ -886,7 +886,7 @@ impl Session {
         let mut tools = Vec::new();
         let mut signatures = Vec::new();
         for raw in pending.blocks.iter() {
-            let Ok(block) = serde_json::from_str::<Block<'_>>(raw) else {
+            let Ok(block) = Block::read(raw) else {
                 report(calls, session, AnomalyKind::UnknownContent, &format!("claude-transcript: block: {raw}"));
                 continue;
             };
@@ -998,18 +998,31 @@ fn parent_link(session: &str, tool: Option<&str>) -> Value {
 }
 
 /// The output tokens a usage reports (0 when it says none).
-fn output_tokens(usage: &RawValue) -> u64 {
+fn output_tokens(usage: Raw<'_>) -> u64 {
     #[derive(Deserialize)]
     struct Output {
         #[serde(default)]
         output_tokens: Option<u64>,
+    }
+    if scanning() {
+        let mut count = None;
+        if crate::json_scan::Value::whole(usage.get(), |value| {
+            scan_count_field(value, "output_tokens").map(|(read, end)| {
+                count = read;
+                end
+            })
+        })
+        .is_some()
+        {
+            return count.unwrap_or(0);
+        }
     }
     serde_json::from_str::<Output>(usage.get()).ok().and_then(|u| u.output_tokens).unwrap_or(0)
 }
 
 /// A tool result's content as text: a string as it is, a list of text
 /// blocks as their texts joined, anything else (images) its JSON as sent.
-fn result_text(content: Option<&RawValue>) -> String {
+fn result_text(content: Option<Raw<'_>>) -> String {
     let Some(content) = content else { return String::new() };
     if let Some(blocks) = view_of::<Vec<Block<'_>>>(content) {
         if blocks.iter().all(|b| b.kind == "text") {

@@ -32,8 +32,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::{raw_at, raw_text, raw_value, utf8, Fields, FieldsOr};
@@ -89,8 +89,8 @@ struct Line<'a> {
     kind: Cow<'a, str>,
     item: Option<FieldsOr<'a>>,
     thread_id: Option<Cow<'a, str>>,
-    usage: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
+    error: Option<Raw<'a>>,
     message: Option<Cow<'a, str>>,
 }
 
@@ -106,7 +106,7 @@ read_in_place!(Line {
 /// A line's item as it was sent, for what keeps it whole (a report, a
 /// result with no output of its own): read again, as these are rare.
 fn whole_item(line: &str) -> &str {
-    raw_at(line, &["item"]).map_or("null", RawValue::get)
+    raw_at(line, &["item"]).map_or("null", Raw::get)
 }
 
 /// An item's fields, borrowed: a list rather than a struct because Codex
@@ -158,13 +158,13 @@ impl Adapter for CodexAdapter {
                 self.end_turn(FinishReason::Completed, calls);
             }
             "turn.failed" => {
-                let error = line.error.map_or("null", RawValue::get);
+                let error = line.error.map_or("null", Raw::get);
                 report(calls, None, AnomalyKind::ProtocolError, &format!("codex: turn.failed: {error}"));
                 self.end_turn(FinishReason::Failed, calls);
             }
             "error" => {
                 let message =
-                    line.message.as_deref().map_or_else(|| line.error.map_or("", RawValue::get).into(), Cow::Borrowed);
+                    line.message.as_deref().map_or_else(|| line.error.map_or("", Raw::get).into(), Cow::Borrowed);
                 report(calls, None, AnomalyKind::ProtocolError, &format!("codex: error: {message}"));
             }
             kind @ ("item.started" | "item.updated" | "item.completed") => match &line.item {

@@ -44,8 +44,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::{opt_cow, raw_text, raw_value, utf8, view_of};
@@ -154,7 +154,7 @@ struct Envelope<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     timestamp: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    payload: Option<&'a RawValue>,
+    payload: Option<Raw<'a>>,
 }
 
 /// A line whose payload is kept whole (the session's metadata, context,
@@ -193,28 +193,28 @@ struct Payload<'a> {
     kind: Option<Cow<'a, str>>,
     id: Option<Cow<'a, str>>,
     call_id: Option<Cow<'a, str>>,
-    role: Option<&'a RawValue>,
-    content: Option<&'a RawValue>,
-    summary: Option<&'a RawValue>,
-    encrypted_content: Option<&'a RawValue>,
-    phase: Option<&'a RawValue>,
-    name: Option<&'a RawValue>,
-    namespace: Option<&'a RawValue>,
-    arguments: Option<&'a RawValue>,
-    input: Option<&'a RawValue>,
-    action: Option<&'a RawValue>,
-    output: Option<&'a RawValue>,
-    tools: Option<&'a RawValue>,
-    status: Option<&'a RawValue>,
-    model: Option<&'a RawValue>,
-    info: Option<&'a RawValue>,
-    rate_limits: Option<&'a RawValue>,
-    turn_id: Option<&'a RawValue>,
-    reason: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
-    message: Option<&'a RawValue>,
-    thread_name: Option<&'a RawValue>,
-    model_context_window: Option<&'a RawValue>,
+    role: Option<Raw<'a>>,
+    content: Option<Raw<'a>>,
+    summary: Option<Raw<'a>>,
+    encrypted_content: Option<Raw<'a>>,
+    phase: Option<Raw<'a>>,
+    name: Option<Raw<'a>>,
+    namespace: Option<Raw<'a>>,
+    arguments: Option<Raw<'a>>,
+    input: Option<Raw<'a>>,
+    action: Option<Raw<'a>>,
+    output: Option<Raw<'a>>,
+    tools: Option<Raw<'a>>,
+    status: Option<Raw<'a>>,
+    model: Option<Raw<'a>>,
+    info: Option<Raw<'a>>,
+    rate_limits: Option<Raw<'a>>,
+    turn_id: Option<Raw<'a>>,
+    reason: Option<Raw<'a>>,
+    error: Option<Raw<'a>>,
+    message: Option<Raw<'a>>,
+    thread_name: Option<Raw<'a>>,
+    model_context_window: Option<Raw<'a>>,
 }
 
 read_in_place!(Payload {
@@ -249,13 +249,13 @@ read_in_place!(Payload {
 #[derive(Debug, Deserialize)]
 struct TokenInfo<'a> {
     #[serde(borrow, default)]
-    total_token_usage: Option<&'a RawValue>,
+    total_token_usage: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    last_token_usage: Option<&'a RawValue>,
+    last_token_usage: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    model: Option<&'a RawValue>,
+    model: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    model_context_window: Option<&'a RawValue>,
+    model_context_window: Option<Raw<'a>>,
 }
 
 /// The `event_msg` kinds that repeat what a `response_item` says (the
@@ -584,7 +584,7 @@ impl CodexRolloutAdapter {
         self.answered = false;
     }
 
-    fn tool_call(&mut self, id: &str, name: &str, arguments: Option<&RawValue>, calls: &mut dyn CallSink) {
+    fn tool_call(&mut self, id: &str, name: &str, arguments: Option<Raw<'_>>, calls: &mut dyn CallSink) {
         self.ensure_open(calls);
         calls.call(self.session(), Call::ToolCall { id, title: name, name });
         if let Some(arguments) = arguments.filter(|a| a.get() != "null") {
@@ -732,14 +732,14 @@ fn is_context(text: &str) -> bool {
 /// `summary_text`, `reasoning_text`), joined as paragraphs, and the items
 /// that are not text (images), kept as they came. A bare string is its own
 /// text.
-fn content_text(content: Option<&RawValue>) -> (String, Vec<Value>) {
+fn content_text(content: Option<Raw<'_>>) -> (String, Vec<Value>) {
     let mut text = String::new();
     let others = content_text_into(content, &mut text);
     (text, others)
 }
 
 /// [`content_text`] into `text` (an empty buffer, reused).
-fn content_text_into(content: Option<&RawValue>, text: &mut String) -> Vec<Value> {
+fn content_text_into(content: Option<Raw<'_>>, text: &mut String) -> Vec<Value> {
     let Some(content) = content.filter(|c| c.get() != "null") else { return Vec::new() };
     // Most lists hold text items only: read in one pass. A list with any
     // other item is read again, item by item, to keep those whole.
@@ -751,7 +751,7 @@ fn content_text_into(content: Option<&RawValue>, text: &mut String) -> Vec<Value
             return Vec::new();
         }
     }
-    let Some(items) = view_of::<Vec<&RawValue>>(content) else {
+    let Some(items) = view_of::<Vec<Raw<'_>>>(content) else {
         text.push_str(&raw_text(content));
         return Vec::new();
     };
@@ -795,7 +795,7 @@ impl Part<'_> {
 }
 
 /// A content item's text, when it is a text item.
-fn item_text(item: &RawValue) -> Option<String> {
+fn item_text(item: Raw<'_>) -> Option<String> {
     serde_json::from_str::<Part<'_>>(item.get()).ok()?.text().map(str::to_owned)
 }
 
@@ -804,7 +804,7 @@ fn item_text(item: &RawValue) -> Option<String> {
 /// `{"output", "metadata"}` JSON of older shells (a non-zero `exit_code`
 /// is a failure); a list of text items is their text; anything else is its
 /// JSON as sent.
-fn output_text(output: &RawValue) -> (String, Option<Value>, bool) {
+fn output_text(output: Raw<'_>) -> (String, Option<Value>, bool) {
     #[derive(Deserialize)]
     struct Wrapped<'a> {
         #[serde(borrow)]

@@ -17,8 +17,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::{raw_text, raw_text_in, raw_value, utf8};
@@ -102,14 +102,14 @@ impl Adapter for DeepworkAdapter {
 struct FastEvent<'a> {
     kind: Option<Cow<'a, str>>,
     source: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
     tool: Option<FastTool<'a>>,
-    meta: Option<&'a RawValue>,
+    meta: Option<Raw<'a>>,
     usage: Option<FastUsage>,
     status: Option<Cow<'a, str>>,
     replace: Option<bool>,
     /// A transcript line: the general path reads it.
-    timestamp: Option<&'a RawValue>,
+    timestamp: Option<Raw<'a>>,
 }
 
 read_in_place!(FastEvent {
@@ -128,10 +128,10 @@ read_in_place!(FastEvent {
 struct FastTool<'a> {
     id: Option<Cow<'a, str>>,
     name: Option<Cow<'a, str>>,
-    input: Option<&'a RawValue>,
-    output: Option<&'a RawValue>,
+    input: Option<Raw<'a>>,
+    output: Option<Raw<'a>>,
     is_error: Option<bool>,
-    duration_ms: Option<&'a RawValue>,
+    duration_ms: Option<Raw<'a>>,
 }
 
 read_in_place!(FastTool {
@@ -154,6 +154,8 @@ struct FastUsage {
     #[serde(default)]
     total_tokens: Option<u64>,
 }
+
+scan_by_serde!(FastUsage);
 
 /// The clock reading of a line: a transcript's `timestamp`, else the
 /// Event's `meta.ts` (unix milliseconds or RFC 3339).
@@ -183,7 +185,7 @@ impl DeepworkAdapter {
             #[derive(Deserialize)]
             struct Stamp<'a> {
                 #[serde(borrow, default)]
-                ts: Option<&'a RawValue>,
+                ts: Option<Raw<'a>>,
             }
             let stamp = serde_json::from_str::<Stamp<'_>>(meta.get()).ok().and_then(|stamp| stamp.ts);
             if let Some(at_ms) = stamp.and_then(|ts| match raw_text(ts) {

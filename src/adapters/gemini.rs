@@ -41,8 +41,8 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
@@ -182,12 +182,12 @@ const MAX_PADDING: usize = 65_536;
 #[derive(Debug, Default)]
 struct Chunk<'a> {
     candidates: Option<SmallVec<[CandidateChunk<'a>; 1]>>,
-    usage_metadata: Option<&'a RawValue>,
+    usage_metadata: Option<Raw<'a>>,
     model_version: Option<Cow<'a, str>>,
     response_id: Option<Cow<'a, str>>,
     create_time: Option<Cow<'a, str>>,
-    prompt_feedback: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
+    prompt_feedback: Option<Raw<'a>>,
+    error: Option<Raw<'a>>,
     /// A host turn: its role and parts.
     role: Option<Cow<'a, str>>,
     parts: Option<SmallVec<[Part<'a>; 1]>>,
@@ -211,12 +211,12 @@ struct CandidateChunk<'a> {
     content: Option<Content<'a>>,
     finish_reason: Option<Cow<'a, str>>,
     finish_message: Option<Cow<'a, str>>,
-    safety_ratings: Option<&'a RawValue>,
-    citation_metadata: Option<&'a RawValue>,
-    grounding_metadata: Option<&'a RawValue>,
-    url_context_metadata: Option<&'a RawValue>,
-    avg_logprobs: Option<&'a RawValue>,
-    logprobs_result: Option<&'a RawValue>,
+    safety_ratings: Option<Raw<'a>>,
+    citation_metadata: Option<Raw<'a>>,
+    grounding_metadata: Option<Raw<'a>>,
+    url_context_metadata: Option<Raw<'a>>,
+    avg_logprobs: Option<Raw<'a>>,
+    logprobs_result: Option<Raw<'a>>,
 }
 
 read_in_place!(CandidateChunk {
@@ -249,12 +249,12 @@ struct Part<'a> {
     function_call: Option<FunctionCall<'a>>,
     function_response: Option<FunctionResponse<'a>>,
     /// Kept as sent: it is the call's arguments.
-    executable_code: Option<&'a RawValue>,
+    executable_code: Option<Raw<'a>>,
     code_execution_result: Option<CodeExecutionResult<'a>>,
     tool_call: Option<ServerTool<'a>>,
     tool_response: Option<ServerTool<'a>>,
-    inline_data: Option<&'a RawValue>,
-    file_data: Option<&'a RawValue>,
+    inline_data: Option<Raw<'a>>,
+    file_data: Option<Raw<'a>>,
 }
 
 read_in_place!(Part {
@@ -275,7 +275,7 @@ read_in_place!(Part {
 struct FunctionCall<'a> {
     id: Option<Cow<'a, str>>,
     name: Option<Cow<'a, str>>,
-    args: Option<&'a RawValue>,
+    args: Option<Raw<'a>>,
     partial_args: Option<SmallVec<[PartialArg<'a>; 1]>>,
     will_continue: Option<bool>,
 }
@@ -294,9 +294,9 @@ read_in_place!(FunctionCall {
 struct PartialArg<'a> {
     json_path: Option<Cow<'a, str>>,
     string_value: Option<Cow<'a, str>>,
-    number_value: Option<&'a RawValue>,
+    number_value: Option<Raw<'a>>,
     bool_value: Option<bool>,
-    null_value: Option<&'a RawValue>,
+    null_value: Option<Raw<'a>>,
 }
 
 read_in_place!(PartialArg {
@@ -311,7 +311,7 @@ read_in_place!(PartialArg {
 struct FunctionResponse<'a> {
     id: Option<Cow<'a, str>>,
     name: Option<Cow<'a, str>>,
-    response: Option<&'a RawValue>,
+    response: Option<Raw<'a>>,
 }
 
 read_in_place!(FunctionResponse {
@@ -338,8 +338,8 @@ read_in_place!(CodeExecutionResult {
 struct ServerTool<'a> {
     id: Option<Cow<'a, str>>,
     tool_type: Option<Cow<'a, str>>,
-    args: Option<&'a RawValue>,
-    response: Option<&'a RawValue>,
+    args: Option<Raw<'a>>,
+    response: Option<Raw<'a>>,
 }
 
 read_in_place!(ServerTool {
@@ -462,7 +462,7 @@ impl GeminiAdapter {
     }
 
     /// `usageMetadata`: a cumulative snapshot, a gauge (never added up).
-    fn usage(&mut self, raw: &RawValue, calls: &mut dyn CallSink) {
+    fn usage(&mut self, raw: Raw<'_>, calls: &mut dyn CallSink) {
         let usage: Usage = match serde_json::from_str(raw.get()) {
             Ok(usage) => usage,
             Err(error) => {
@@ -492,7 +492,7 @@ impl GeminiAdapter {
 
     /// `promptFeedback`: kept in the run; a `blockReason` means the prompt
     /// was refused and no candidate follows, so the run fails.
-    fn prompt_feedback(&mut self, raw: &RawValue, calls: &mut dyn CallSink) {
+    fn prompt_feedback(&mut self, raw: Raw<'_>, calls: &mut dyn CallSink) {
         let feedback: PromptFeedback<'_> = match serde_json::from_str(raw.get()) {
             Ok(feedback) => feedback,
             Err(error) => {
@@ -529,10 +529,10 @@ impl GeminiAdapter {
         if let Some(citations) = candidate.citation_metadata {
             meta.insert("gemini_citation_metadata".into(), Value::Array(vec![raw_value(citations)]));
         }
-        if let Some(grounding) = candidate.grounding_metadata.filter(|g| !is_empty_object(g)) {
+        if let Some(grounding) = candidate.grounding_metadata.filter(|g| !is_empty_object(*g)) {
             meta.insert("gemini_grounding_metadata".into(), raw_value(grounding));
         }
-        if let Some(context) = candidate.url_context_metadata.filter(|c| !is_empty_object(c)) {
+        if let Some(context) = candidate.url_context_metadata.filter(|c| !is_empty_object(*c)) {
             meta.insert("gemini_url_context_metadata".into(), raw_value(context));
         }
         if let Some(average) = candidate.avg_logprobs {
@@ -613,7 +613,7 @@ impl GeminiAdapter {
 
     /// An error body (`{"error":{"code","message","status"}}`, sent for an
     /// HTTP error even on an SSE stream): the model call failed.
-    fn error(&mut self, error: &RawValue, calls: &mut dyn CallSink) {
+    fn error(&mut self, error: Raw<'_>, calls: &mut dyn CallSink) {
         self.begin(0, calls);
         report(calls, None, AnomalyKind::ProtocolError, &format!("gemini: error: {}", error.get()));
         for (_, state) in self.candidates.iter_mut().filter(|(_, state)| !state.ended) {
@@ -1104,16 +1104,16 @@ fn candidate_session(index: u64) -> Option<String> {
 
 /// Whether a function's response value reports an error
 /// (`{"error": ...}`, the convention of Gemini's function responses).
-fn has_error_key(response: &RawValue) -> bool {
+fn has_error_key(response: Raw<'_>) -> bool {
     #[derive(Deserialize)]
     struct Head<'a> {
         #[serde(borrow, default)]
-        error: Option<&'a RawValue>,
+        error: Option<Raw<'a>>,
     }
     serde_json::from_str::<Head<'_>>(response.get()).is_ok_and(|head| head.error.is_some())
 }
 
-fn is_empty_object(raw: &RawValue) -> bool {
+fn is_empty_object(raw: Raw<'_>) -> bool {
     is_empty_object_text(raw.get())
 }
 

@@ -33,8 +33,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
@@ -99,17 +99,17 @@ struct Line<'a> {
     session_id: Option<Cow<'a, str>>,
     model: Option<Cow<'a, str>>,
     role: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
     delta: Option<bool>,
     tool_name: Option<Cow<'a, str>>,
     tool_id: Option<Cow<'a, str>>,
-    parameters: Option<&'a RawValue>,
+    parameters: Option<Raw<'a>>,
     status: Option<Cow<'a, str>>,
-    output: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
+    output: Option<Raw<'a>>,
+    error: Option<Raw<'a>>,
     severity: Option<Cow<'a, str>>,
-    message: Option<&'a RawValue>,
-    stats: Option<&'a RawValue>,
+    message: Option<Raw<'a>>,
+    stats: Option<Raw<'a>>,
 }
 
 read_in_place!(Line {

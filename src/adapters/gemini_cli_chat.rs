@@ -52,12 +52,12 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::adapters::borrowed::Raw;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_string, json_value, raw_value, utf8, Fields, Key, ListOr};
+use super::borrowed::{json_string, json_value, raw_value, scanning, utf8, Fields, Key, ListOr, Scan};
 use super::support::{json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -188,7 +188,10 @@ impl Adapter for GeminiCliChatAdapter {
                 let fields: Fields<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
                 let session_id = head.session_id.and_then(json_string);
                 let session = fields.0.iter().filter(|(key, _)| key != "messages");
-                self.merge_session(session_id.as_deref(), session.map(|(key, value)| (key.as_ref(), raw_value(value))));
+                self.merge_session(
+                    session_id.as_deref(),
+                    session.map(|(key, value)| (key.as_ref(), raw_value(*value))),
+                );
                 for message in messages {
                     self.message(message.get(), None, calls);
                 }
@@ -744,7 +747,44 @@ impl<'a> Message<'a> {
         if !json.trim_start().starts_with('{') {
             return None;
         }
+        if scanning() {
+            let mut message = Message::default();
+            if crate::json_scan::Value::whole(json, |value| message.scan_in(value)).is_some() {
+                return Some(message);
+            }
+        }
         serde_json::from_str(json).ok()
+    }
+
+    /// Reads an object's fields through the scanner ([`crate::json_scan`]),
+    /// as the visitor below reads them through serde; where it ends, or
+    /// `None` to leave it to serde.
+    fn scan_in(&mut self, value: crate::json_scan::Value<'a>) -> Option<usize> {
+        value.object(|key, value| {
+            let field = match key {
+                "id" => &mut self.id,
+                "timestamp" => &mut self.timestamp,
+                "type" => &mut self.kind,
+                "content" => &mut self.content,
+                "thoughts" => &mut self.thoughts,
+                "model" => &mut self.model,
+                "tokens" => &mut self.tokens,
+                "toolCalls" => &mut self.tool_calls,
+                "messages" => {
+                    let (messages, end) = ListOr::scan(value)?;
+                    self.messages = Some(messages);
+                    return Some(end);
+                }
+                "$set" => &mut self.set,
+                "$rewindTo" => &mut self.rewind,
+                "sessionId" => &mut self.session_id,
+                "projectHash" => &mut self.project_hash,
+                _ => return value.skip(),
+            };
+            let (raw, end) = value.raw()?;
+            *field = Some(raw);
+            Some(end)
+        })
     }
 
     /// A message record's id (`Some(None)`: a message without one), or
@@ -798,7 +838,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
                             continue;
                         }
                     };
-                    *field = Some(map.next_value::<&'a RawValue>()?.get());
+                    *field = Some(map.next_value::<Raw<'a>>()?.get());
                 }
                 Ok(message)
             }
@@ -916,12 +956,71 @@ fn json_u64(raw: &str) -> Option<u64> {
 fn thoughts_text(thoughts: Option<&str>, text: &mut String) {
     let Some(thoughts) = thoughts.filter(|json| json.starts_with('[')) else { return };
     let start = text.len();
+    if scanning() && crate::json_scan::Value::whole(thoughts, |list| scan_summaries(list, text)).is_some() {
+        return;
+    }
+    // Left to serde: the text as it was, read again.
+    text.truncate(start);
     let mut reader = serde_json::Deserializer::from_str(thoughts);
     if serde::de::DeserializeSeed::deserialize(Summaries(text), &mut reader).and_then(|()| reader.end()).is_err() {
         // Not a list after all (a raw value is valid JSON, so never): the
         // text as it was.
         text.truncate(start);
     }
+}
+
+/// The `thoughts` list read through the scanner into `text`, as
+/// [`Summaries`] reads it through serde; where it ends, or `None` to leave
+/// it to serde (with `text` then holding part of it).
+fn scan_summaries(list: crate::json_scan::Value<'_>, text: &mut String) -> Option<usize> {
+    let start = text.len();
+    list.array(|item| {
+        let mark = text.len();
+        if mark > start {
+            text.push_str("\n\n");
+        }
+        let paragraph = text.len();
+        let end = scan_summary(item, text)?;
+        if text.len() == paragraph {
+            text.truncate(mark);
+        }
+        Some(end)
+    })
+}
+
+/// One summary read through the scanner into `text`, as [`Summary`] reads
+/// it through serde; where it ends, or `None` to leave it to serde.
+fn scan_summary(item: crate::json_scan::Value<'_>, text: &mut String) -> Option<usize> {
+    if let Some((own, end)) = item.string() {
+        text.push_str(&own);
+        return Some(end);
+    }
+    if item.is_object() {
+        let (mut subject, mut description) = (None, None);
+        let end = item.object(|key, value| {
+            let field = match key {
+                "subject" => &mut subject,
+                "description" => &mut description,
+                _ => return value.skip(),
+            };
+            let (read, end) = ListOr::scan(value)?;
+            *field = read.into_string();
+            Some(end)
+        })?;
+        let (subject, description) = (subject.unwrap_or_default(), description.unwrap_or_default());
+        text.push_str(&subject);
+        if !subject.is_empty() && !description.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&description);
+        return Some(end);
+    }
+    // Anything else adds nothing; a number other than a count is serde's
+    // to read.
+    item.null()
+        .or_else(|| item.boolean().map(|(_, end)| end))
+        .or_else(|| item.count().map(|(_, end)| end))
+        .or_else(|| item.array(|inner| inner.skip()))
 }
 
 /// The `thoughts` list, read into the text it is given.
@@ -1147,5 +1246,32 @@ mod tests {
         let mut none = String::new();
         thoughts_text(Some(r#""not a list""#), &mut none);
         assert_eq!(none, "");
+    }
+
+    /// The scanner reads a `thoughts` list as serde does, where it reads
+    /// it at all, odd items and refusals included (a refused list adds
+    /// nothing).
+    #[test]
+    fn thoughts_read_the_same_with_and_without_the_scanner() {
+        let lists = [
+            r#"[{"subject":"S","description":"d"},"plain",null,true,7,[1,{"a":2}],{"subject":["x"]}]"#,
+            r#"[{"subject":"a\nb \u00e9 \ud83d\ude00","description":"c\"d"}]"#,
+            r#"[{"subject":null,"description":"d"}]"#,
+            r#"[{"subject":{"x":1}}]"#,
+            r#"[{"subject":"a","subject":"b"}]"#,
+            r#"[1.5, -2, 1e400]"#,
+            r#"["\ud800"]"#,
+            r#"[{"subject":"\udc00"}]"#,
+            r#"[{"other":"\ud800"}]"#,
+            r#"[ { "subject" : "s" } , "t" ]"#,
+            r#"[]"#,
+        ];
+        for list in lists {
+            let mut scanned = String::from("x");
+            thoughts_text(Some(list), &mut scanned);
+            let mut serde = String::from("x");
+            crate::adapters::by_serde_alone(|| thoughts_text(Some(list), &mut serde));
+            assert_eq!(scanned, serde, "{list}");
+        }
     }
 }

@@ -45,8 +45,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
@@ -177,21 +177,21 @@ struct Event<'a> {
     agent_id: Option<Cow<'a, str>>,
     /// A tool's name: a built-in tool's, a connector's or a function's.
     #[serde(borrow, default)]
-    name: Option<&'a RawValue>,
+    name: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<Raw<'a>>,
     /// Text, or one typed chunk (`text`, `thinking`, `tool_reference`, ...).
     #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    info: Option<&'a RawValue>,
+    info: Option<Raw<'a>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     confirmation_status: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
     /// A host `function.result` entry's result.
     #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
+    result: Option<Raw<'a>>,
 }
 
 impl Adapter for MistralAdapter {
@@ -321,7 +321,7 @@ impl Conversation {
     }
 
     /// Declares tool call `id` once per response; `true` when this did.
-    fn declare(&mut self, id: &str, name: Option<&RawValue>, calls: &mut dyn CallSink) -> bool {
+    fn declare(&mut self, id: &str, name: Option<Raw<'_>>, calls: &mut dyn CallSink) -> bool {
         if self.declared.iter().any(|declared| declared == id) {
             return false;
         }
@@ -354,7 +354,7 @@ impl Conversation {
 }
 
 /// A tool call's argument fragment (appended).
-fn arguments(id: &str, arguments: Option<&RawValue>, calls: &mut dyn CallSink) {
+fn arguments(id: &str, arguments: Option<Raw<'_>>, calls: &mut dyn CallSink) {
     if let Some(arguments) = arguments.filter(|a| a.get() != "null") {
         let content = raw_text(arguments);
         calls.call(None, Call::ToolUpdate { id, content: &content, status: ToolCallStatus::InProgress });

@@ -50,6 +50,11 @@ macro_rules! state_is_self {
 
 #[macro_use]
 mod borrowed;
+#[cfg(test)]
+mod scan_tests;
+#[cfg(any(test, fuzzing))]
+#[doc(hidden)]
+pub use borrowed::by_serde_alone;
 mod run_lists;
 mod support;
 

@@ -43,12 +43,12 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
-use super::borrowed::{opt_cow, raw_text, raw_value, scalar_text, utf8};
+use super::borrowed::{raw_text, raw_value, utf8};
 use super::openai_chat::Function;
 use super::support::{one, report, rfc3339_ms};
 use super::{Adapter, CallSink, InputFormat};
@@ -114,16 +114,16 @@ struct Line<'a> {
     thinking: Option<Cow<'a, str>>,
     done: Option<bool>,
     done_reason: Option<Cow<'a, str>>,
-    total_duration: Option<&'a RawValue>,
-    load_duration: Option<&'a RawValue>,
-    prompt_eval_count: Option<&'a RawValue>,
-    prompt_eval_duration: Option<&'a RawValue>,
-    eval_count: Option<&'a RawValue>,
-    eval_duration: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
+    total_duration: Option<Raw<'a>>,
+    load_duration: Option<Raw<'a>>,
+    prompt_eval_count: Option<Raw<'a>>,
+    prompt_eval_duration: Option<Raw<'a>>,
+    eval_count: Option<Raw<'a>>,
+    eval_duration: Option<Raw<'a>>,
+    error: Option<Raw<'a>>,
     /// A host message: `role`, `content`, `tool_name`, `tool_call_id`.
     role: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
     tool_name: Option<Cow<'a, str>>,
     /// The tool's name as OpenAI-style hosts write it.
     name: Option<Cow<'a, str>>,
@@ -133,7 +133,7 @@ struct Line<'a> {
 read_in_place!(Line {
     "model" => model as OptCow,
     "created_at" => created_at as OptCow,
-    "message" => message,
+    "message" => message in place,
     "response" => response as OptCow,
     "thinking" => thinking as OptCow,
     "done" => done,
@@ -152,25 +152,31 @@ read_in_place!(Line {
     "tool_call_id" => tool_call_id as ScalarText,
 });
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 struct Message<'a> {
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     content: Option<Cow<'a, str>>,
-    #[serde(borrow, default, deserialize_with = "opt_cow")]
     thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     tool_calls: Option<SmallVec<[ToolCall<'a>; 1]>>,
 }
 
-#[derive(Debug, Deserialize)]
+read_in_place!(Message {
+    "content" => content as OptCow,
+    "thinking" => thinking as OptCow,
+    "tool_calls" => tool_calls in place,
+});
+
+#[derive(Debug, Default)]
 struct ToolCall<'a> {
-    #[serde(borrow, default, deserialize_with = "scalar_text")]
     id: Option<Cow<'a, str>>,
     /// OpenAI's shape, but `arguments` is a JSON object (a string from
     /// some servers): the whole arguments at once.
-    #[serde(borrow, default)]
     function: Option<Function<'a>>,
 }
+
+read_in_place!(ToolCall {
+    "id" => id as ScalarText,
+    "function" => function in place,
+});
 
 impl Adapter for OllamaAdapter {
     state_is_self!();
@@ -266,7 +272,7 @@ impl OllamaAdapter {
         .into_iter()
         .filter_map(|(key, value)| Some((key.to_owned(), raw_value(value?))))
         .collect();
-        let count = |value: Option<&RawValue>| value.and_then(|v| v.get().parse::<u64>().ok());
+        let count = |value: Option<Raw<'_>>| value.and_then(|v| v.get().parse::<u64>().ok());
         let (prompt, generated) = (count(line.prompt_eval_count), count(line.eval_count));
         if !metrics.is_empty() {
             meta.insert("ollama_metrics".into(), Value::Object(metrics));

@@ -30,8 +30,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
@@ -128,7 +128,7 @@ pub(crate) struct Line<'a> {
     /// An event type (`type`): chunks have none (a dialect with other
     /// events, such as Mistral's Conversations, reads it to tell them
     /// apart).
-    pub(crate) kind: Option<&'a RawValue>,
+    pub(crate) kind: Option<Raw<'a>>,
     id: Option<Cow<'a, str>>,
     object: Option<Cow<'a, str>>,
     model: Option<Cow<'a, str>>,
@@ -137,12 +137,12 @@ pub(crate) struct Line<'a> {
     created: Option<u64>,
     /// One choice in almost every chunk: held inline.
     choices: Option<SmallVec<[Choice<'a>; 1]>>,
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
     x_groq: Option<XGroq<'a>>,
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
     /// A host message line: `role`, `content`, `tool_call_id`, ...
     role: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
     tool_calls: Option<SmallVec<[ToolCall<'a>; 1]>>,
     tool_call_id: Option<Cow<'a, str>>,
 }
@@ -167,8 +167,10 @@ read_in_place!(Line {
 #[derive(Debug, Deserialize)]
 struct XGroq<'a> {
     #[serde(borrow, default)]
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
 }
+
+scan_by_serde!(XGroq<'a>);
 
 impl<'a> Line<'a> {
     /// Decodes one payload's text into `slot` (a default line).
@@ -187,7 +189,7 @@ struct Choice<'a> {
     finish_reason: Option<Cow<'a, str>>,
     /// Usage on the choice rather than the chunk (Moonshot's endpoint puts
     /// it there, on the finish chunk).
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
 }
 
 read_in_place!(Choice {
@@ -202,7 +204,7 @@ read_in_place!(Choice {
 #[derive(Debug, Default)]
 struct Message<'a> {
     role: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
     reasoning_content: Option<Cow<'a, str>>,
     reasoning: Option<Cow<'a, str>>,
     refusal: Option<Cow<'a, str>>,
@@ -239,7 +241,7 @@ read_in_place!(ToolCall {
 #[derive(Debug, Default)]
 pub(crate) struct Function<'a> {
     pub(crate) name: Option<Cow<'a, str>>,
-    pub(crate) arguments: Option<&'a RawValue>,
+    pub(crate) arguments: Option<Raw<'a>>,
 }
 
 read_in_place!(Function {
@@ -412,7 +414,7 @@ impl OpenAiChatAdapter {
                 self.tools.push((choice, index, id.to_owned()));
             }
             let Some(id) = declared.or_else(|| self.tool(choice, index)) else {
-                let arguments = function.and_then(|f| f.arguments).map_or("null", RawValue::get);
+                let arguments = function.and_then(|f| f.arguments).map_or("null", Raw::get);
                 let detail = format!(
                     "{}: a tool-call fragment for index {index} that no fragment declared: {arguments}",
                     dialect.format
@@ -504,7 +506,7 @@ fn choice_session(index: u64) -> Option<String> {
 
 /// A usage object (of the chunk, or of a choice): the context it reports
 /// as the token gauge, and the object kept whole as round metadata.
-fn usage_calls(usage: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+fn usage_calls(usage: Raw<'_>, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
     if usage.get() == "null" {
         return;
     }
@@ -542,7 +544,7 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
     /// A `thinking` part's reasoning: parts of its own (Mistral), or text.
     #[serde(borrow, default)]
-    thinking: Option<&'a RawValue>,
+    thinking: Option<Raw<'a>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     refusal: Option<Cow<'a, str>>,
 }
@@ -553,7 +555,7 @@ struct Part<'a> {
 /// round's metadata, `<dialect>_content_parts`.
 /// An escaped string is decoded into `scratch`.
 pub(crate) fn content_calls(
-    content: &RawValue,
+    content: Raw<'_>,
     scratch: &mut String,
     session: Option<&str>,
     dialect: &Dialect,
@@ -567,7 +569,7 @@ pub(crate) fn content_calls(
         calls.call(session, Call::Message { text: raw_text_in(content, scratch) });
         return;
     }
-    let Ok(parts) = serde_json::from_str::<SmallVec<[&RawValue; 2]>>(json) else {
+    let Ok(parts) = serde_json::from_str::<SmallVec<[Raw<'_>; 2]>>(json) else {
         // Valid JSON nested too deep to read as parts: its text, as sent.
         calls.call(session, Call::Message { text: json });
         return;
@@ -579,7 +581,7 @@ pub(crate) fn content_calls(
 
 /// One typed content part (of an array, or sent alone as Mistral's
 /// Conversations events do): text, reasoning, a refusal, or kept whole.
-pub(crate) fn part_calls(part: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+pub(crate) fn part_calls(part: Raw<'_>, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
     let Ok(read) = serde_json::from_str::<Part<'_>>(part.get()) else {
         return keep_part(part, session, dialect, calls);
     };
@@ -594,13 +596,13 @@ pub(crate) fn part_calls(part: &RawValue, session: Option<&str>, dialect: &Diale
 
 /// A `thinking` part's reasoning: its text parts are reasoning; a part of
 /// another kind is kept whole, as in [`content_calls`].
-fn thinking_calls(thinking: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+fn thinking_calls(thinking: Raw<'_>, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
     let json = thinking.get();
     if !json.starts_with('[') {
         calls.call(session, Call::Thought { text: &raw_text(thinking) });
         return;
     }
-    let Ok(parts) = serde_json::from_str::<SmallVec<[&RawValue; 1]>>(json) else {
+    let Ok(parts) = serde_json::from_str::<SmallVec<[Raw<'_>; 1]>>(json) else {
         return keep_part(thinking, session, dialect, calls);
     };
     for part in parts {
@@ -615,7 +617,7 @@ fn thinking_calls(thinking: &RawValue, session: Option<&str>, dialect: &Dialect,
 
 /// A content part that is neither text nor reasoning, kept whole in the
 /// round's metadata (a list: parts accumulate).
-fn keep_part(part: &RawValue, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
+fn keep_part(part: Raw<'_>, session: Option<&str>, dialect: &Dialect, calls: &mut dyn CallSink) {
     let meta = one(&dialect.key("content_parts"), Value::Array(vec![raw_value(part)]));
     calls.call(session, Call::RoundMeta { meta: &meta });
 }

@@ -33,8 +33,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use smallvec::SmallVec;
 
@@ -101,21 +101,21 @@ struct Event<'a> {
     kind: Cow<'a, str>,
     output_index: Option<u64>,
     summary_index: Option<u64>,
-    delta: Option<&'a RawValue>,
+    delta: Option<Raw<'a>>,
     arguments: Option<Cow<'a, str>>,
     input: Option<Cow<'a, str>>,
-    item: Option<&'a RawValue>,
+    item: Option<Raw<'a>>,
     response: Option<Response<'a>>,
-    annotation: Option<&'a RawValue>,
+    annotation: Option<Raw<'a>>,
     /// `error`: the error, or its fields at the top.
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
     message: Option<Cow<'a, str>>,
-    code: Option<&'a RawValue>,
+    code: Option<Raw<'a>>,
     /// A host item: `function_call_output` and its kin.
     call_id: Option<Cow<'a, str>>,
-    output: Option<&'a RawValue>,
+    output: Option<Raw<'a>>,
     role: Option<Cow<'a, str>>,
-    content: Option<&'a RawValue>,
+    content: Option<Raw<'a>>,
 }
 
 read_in_place!(Event {
@@ -142,9 +142,9 @@ struct Response<'a> {
     id: Option<Cow<'a, str>>,
     model: Option<Cow<'a, str>>,
     status: Option<Cow<'a, str>>,
-    usage: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
-    incomplete_details: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
+    error: Option<Raw<'a>>,
+    incomplete_details: Option<Raw<'a>>,
 }
 
 read_in_place!(Response {
@@ -170,19 +170,19 @@ struct Item<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     status: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    arguments: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    input: Option<&'a RawValue>,
+    input: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    action: Option<&'a RawValue>,
+    action: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    operation: Option<&'a RawValue>,
+    operation: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    code: Option<&'a RawValue>,
+    code: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    output: Option<&'a RawValue>,
+    output: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
 }
 
 /// Items that are tool calls: their result comes from the host.
@@ -288,7 +288,7 @@ impl OpenAiResponsesAdapter {
                     let detail = format!(
                         "openai-responses: {kind} for output {:?}, which is no tool call: {}",
                         event.output_index,
-                        event.delta.map_or("null", RawValue::get)
+                        event.delta.map_or("null", Raw::get)
                     );
                     report(calls, None, AnomalyKind::UnknownToolCall, &detail);
                     return true;
@@ -316,7 +316,7 @@ impl OpenAiResponsesAdapter {
                     Some(error) => format!("openai-responses: error: {}", error.get()),
                     None => format!(
                         "openai-responses: error {}: {}",
-                        event.code.map_or("null", RawValue::get),
+                        event.code.map_or("null", Raw::get),
                         event.message.as_deref().unwrap_or("")
                     ),
                 };
@@ -510,7 +510,7 @@ impl OpenAiResponsesAdapter {
             }
             return;
         }
-        let why = response.and_then(|r| r.error.or(r.incomplete_details)).map_or("null", RawValue::get);
+        let why = response.and_then(|r| r.error.or(r.incomplete_details)).map_or("null", Raw::get);
         if !self.failed {
             report(calls, None, AnomalyKind::ProtocolError, &format!("openai-responses: {}: {why}", event.kind));
         }

@@ -37,8 +37,8 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::{opt_cow, raw_text, raw_value, utf8};
@@ -113,6 +113,8 @@ struct Tokens {
     cache: Cache,
 }
 
+scan_by_serde!(Tokens);
+
 #[derive(Debug, Default, Clone, Copy, Serialize, Deserialize)]
 struct Cache {
     #[serde(default, deserialize_with = "count")]
@@ -152,14 +154,14 @@ impl Tokens {
 struct Line<'a> {
     kind: Cow<'a, str>,
     /// Unix milliseconds.
-    timestamp: Option<&'a RawValue>,
+    timestamp: Option<Raw<'a>>,
     session_id: Option<Cow<'a, str>>,
     part: Option<Part<'a>>,
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
     /// `done`: why the session stopped (`idle`), and the permissions it
     /// refused.
     reason: Option<Cow<'a, str>>,
-    rejected: Option<&'a RawValue>,
+    rejected: Option<Raw<'a>>,
 }
 
 read_in_place!(Line {
@@ -182,7 +184,7 @@ struct Part<'a> {
     state: Option<State<'a>>,
     reason: Option<Cow<'a, str>>,
     snapshot: Option<Cow<'a, str>>,
-    cost: Option<&'a RawValue>,
+    cost: Option<Raw<'a>>,
     tokens: Option<Tokens>,
 }
 
@@ -202,13 +204,13 @@ read_in_place!(Part {
 #[derive(Debug, Default)]
 struct State<'a> {
     status: Option<Cow<'a, str>>,
-    input: Option<&'a RawValue>,
-    output: Option<&'a RawValue>,
-    error: Option<&'a RawValue>,
+    input: Option<Raw<'a>>,
+    output: Option<Raw<'a>>,
+    error: Option<Raw<'a>>,
     title: Option<Cow<'a, str>>,
-    metadata: Option<&'a RawValue>,
-    time: Option<&'a RawValue>,
-    attachments: Option<&'a RawValue>,
+    metadata: Option<Raw<'a>>,
+    time: Option<Raw<'a>>,
+    attachments: Option<Raw<'a>>,
 }
 
 read_in_place!(State {
@@ -299,7 +301,7 @@ impl Adapter for OpenCodeAdapter {
             }
             ("step_finish", Some(part)) => self.step_finish(part, calls),
             ("error", _) => {
-                let error = line.error.map_or("null", RawValue::get);
+                let error = line.error.map_or("null", Raw::get);
                 report(calls, None, AnomalyKind::ProtocolError, &format!("opencode: error: {error}"));
                 let aborted = line.error.is_some_and(|e| error_name(e).as_deref() == Some("MessageAbortedError"));
                 if !self.ended {
@@ -413,7 +415,7 @@ fn tool_use(part: &Part<'_>, payload: &[u8], calls: &mut dyn CallSink) {
     if !meta.is_empty() {
         calls.call(None, Call::ToolMeta { id, meta: &meta });
     }
-    fn text(value: Option<&RawValue>) -> Cow<'_, str> {
+    fn text(value: Option<Raw<'_>>) -> Cow<'_, str> {
         value.filter(|v| v.get() != "null").map_or(Cow::Borrowed(""), raw_text)
     }
     match state.status.as_deref() {
@@ -444,7 +446,7 @@ fn message_id(part: &Part<'_>, calls: &mut dyn CallSink) {
 }
 
 /// An error's `name` (`APIError`, `MessageAbortedError`, ...).
-fn error_name(error: &RawValue) -> Option<Cow<'_, str>> {
+fn error_name(error: Raw<'_>) -> Option<Cow<'_, str>> {
     #[derive(Deserialize)]
     struct Named<'a> {
         #[serde(borrow, default, deserialize_with = "opt_cow")]

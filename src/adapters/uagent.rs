@@ -25,8 +25,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::borrowed::{json_value, raw_string, raw_text, raw_value, utf8, Fields};
@@ -326,7 +326,7 @@ impl<'a> Event<'a> {
         Some(())
     }
 
-    fn raw(&self, key: &str) -> Option<&'a RawValue> {
+    fn raw(&self, key: &str) -> Option<Raw<'a>> {
         self.fields.get(key)
     }
 
@@ -388,7 +388,7 @@ impl<'a> Event<'a> {
 
 /// A value the protocol puts where text goes (arguments, output): a string
 /// is its own text, anything else its compact JSON.
-fn text_of(raw: &RawValue) -> Cow<'_, str> {
+fn text_of(raw: Raw<'_>) -> Cow<'_, str> {
     if raw.get().starts_with('"') {
         raw_text(raw)
     } else {

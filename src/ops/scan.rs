@@ -12,6 +12,7 @@
 //! agree on every input by a property test and a fuzz target.
 
 use super::{Fields, Key, Slot};
+use crate::json_scan::{escape, plain_run, skip_space, special_bytes};
 
 /// Scans `line` (already valid UTF-8, without its line terminator) into
 /// `fields`; `false` when the line is not of the simple shape (`fields` is
@@ -54,13 +55,6 @@ fn scan_fields<'a>(line: &'a str, fields: &mut Fields<'a>) -> Option<()> {
 
 fn finish(bytes: &[u8], at: usize) -> Option<()> {
     (skip_space(bytes, at) == bytes.len()).then_some(())
-}
-
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        at += 1;
-    }
-    at
 }
 
 /// A string value, a plain non-negative integer, or `true` / `false`.
@@ -137,42 +131,6 @@ fn key(line: &str, at: usize) -> Option<(Key, usize)> {
     Some((Key::of(line.get(start..end)?), end + 1))
 }
 
-/// The text of a JSON string's body (what is between its quotes), its
-/// escapes decoded, for a reader that has the body already (a raw JSON
-/// value); `None` when the body is not one of valid JSON (a raw quote or
-/// control character, a bad escape).
-///
-/// One pass and one allocation, where decoding it through serde would scan
-/// it again and build a deserializer for it.
-pub(crate) fn unescape(body: &str) -> Option<String> {
-    let mut decoded = String::with_capacity(body.len());
-    unescape_into(body, &mut decoded)?;
-    Some(decoded)
-}
-
-/// [`unescape`] onto the end of `decoded` (a buffer reused from one
-/// string to the next); `None` as there, with `decoded` then holding part
-/// of the text.
-pub(crate) fn unescape_into(body: &str, decoded: &mut String) -> Option<()> {
-    let bytes = body.as_bytes();
-    decoded.reserve(body.len());
-    let mut at = 0;
-    loop {
-        let run = plain_run(&bytes[at..]);
-        decoded.push_str(body.get(at..at + run)?);
-        at += run;
-        match bytes.get(at) {
-            None => return Some(()),
-            Some(b'\\') => {
-                let (c, len) = escape(bytes, at)?;
-                decoded.push(c);
-                at += len;
-            }
-            Some(_) => return None,
-        }
-    }
-}
-
 /// The string starting at the quote at `at`, and the index after its
 /// closing quote. Borrowed when it has no escape; decoded in one pass onto
 /// the end of `decoded` when it has. An invalid escape or a raw control
@@ -210,109 +168,10 @@ fn string<'a>(line: &'a str, at: usize, decoded: &mut String) -> Option<(Slot<'a
     }
 }
 
-/// The character of the escape at `at` (a backslash) and its length.
-fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
-    let simple = |c| Some((c, 2));
-    match bytes.get(at + 1)? {
-        b'"' => simple('"'),
-        b'\\' => simple('\\'),
-        b'/' => simple('/'),
-        b'b' => simple('\u{8}'),
-        b'f' => simple('\u{c}'),
-        b'n' => simple('\n'),
-        b'r' => simple('\r'),
-        b't' => simple('\t'),
-        b'u' => {
-            let high = hex4(bytes, at + 2)?;
-            match high {
-                0xD800..=0xDBFF => {
-                    if bytes.get(at + 6..at + 8)? != b"\\u" {
-                        return None;
-                    }
-                    let low = hex4(bytes, at + 8)?;
-                    if !(0xDC00..=0xDFFF).contains(&low) {
-                        return None;
-                    }
-                    Some((char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))?, 12))
-                }
-                0xDC00..=0xDFFF => None,
-                _ => Some((char::from_u32(high)?, 6)),
-            }
-        }
-        _ => None,
-    }
-}
-
-fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
-    bytes.get(at..at + 4)?.iter().try_fold(0u32, |n, &b| Some(n * 16 + char::from(b).to_digit(16)?))
-}
-
-/// The length of the leading run of bytes that need no attention in a JSON
-/// string: not a quote, a backslash or a control character. Eight bytes at
-/// a time, the last few padded, so a short string costs one step.
-fn plain_run(bytes: &[u8]) -> usize {
-    let mut at = 0;
-    while at < bytes.len() {
-        let chunk = &bytes[at..bytes.len().min(at + 8)];
-        let word = match <[u8; 8]>::try_from(chunk) {
-            Ok(full) => u64::from_le_bytes(full),
-            // The tail, padded with plain bytes (a variable-length copy
-            // would be a call to memcpy).
-            Err(_) => chunk.iter().rev().fold(u64::from_le_bytes([b'a'; 8]), |w, &b| (w << 8) | u64::from(b)),
-        };
-        let special = special_bytes(word);
-        if special != 0 {
-            return at + (special.trailing_zeros() / 8) as usize;
-        }
-        at += chunk.len();
-    }
-    bytes.len()
-}
-
-/// The bytes of `word` (little-endian) that need attention in a JSON
-/// string, a quote, a backslash or a control character, each marked by its
-/// high bit; the lowest mark is exact (borrows make false marks only above
-/// a true one).
-fn special_bytes(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero: its high bit is set in the result.
-    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    zero_bytes(word ^ (ONES * u64::from(b'"')))
-        | zero_bytes(word ^ (ONES * u64::from(b'\\')))
-        // Bytes below 0x20: subtracting 0x20 borrows into the high bit.
-        | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::Field;
     use super::*;
-
-    #[test]
-    fn plain_run_stops_at_every_special_byte_at_every_position() {
-        for len in 0..20 {
-            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-                for pos in 0..=len {
-                    let mut bytes = vec![b'a'; len];
-                    bytes.insert(pos, special);
-                    assert_eq!(plain_run(&bytes), pos, "len {len} special {special} at {pos}");
-                }
-            }
-            assert_eq!(plain_run(&vec![0xc3; len]), len, "high bytes are plain");
-        }
-    }
-
-    #[test]
-    fn bodies_unescape_as_serde_json_decodes_them() {
-        for text in [r#"\"\\\/\b\f\n\r\t"#, r"\u0041\u00e9\u2603", r"\ud83d\ude00", "pré\\n😀", "plain", ""] {
-            let expected: String = serde_json::from_str(&format!(r#""{text}""#)).unwrap();
-            assert_eq!(unescape(text), Some(expected), "{text}");
-        }
-        for bad in ["a\"b", "a\\", "\\x", "\\ud800", "a\u{1}b"] {
-            assert_eq!(unescape(bad), None, "{bad:?}");
-        }
-    }
 
     #[test]
     fn eight_digits_read_as_a_number() {

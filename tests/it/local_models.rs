@@ -205,6 +205,22 @@ fn ollama_error_line_fails_the_run() {
     assert_eq!(summary(&alone)["finish_reason"], "failed");
 }
 
+/// A response's `message` and its tool calls are objects: a `message` that
+/// is anything else makes its line a bad line, named with serde's words
+/// and its column, and the next line reads as usual.
+#[test]
+fn ollama_message_that_is_not_an_object_is_a_bad_line() {
+    let stream = r#"{"model":"m","created_at":"2025-06-01T10:00:01Z","message":["hi","think",null],"done":false}
+{"model":"m","created_at":"2025-06-01T10:00:02Z","message":{"content":"x","tool_calls":[{"function":{"name":"f","arguments":{}}}]},"done":true,"done_reason":"stop"}"#;
+    let (out, stats) = replay_lines(stream.as_bytes(), &options("ollama", "records"));
+    assert_eq!(stats.bad_lines, 1);
+    let bad = of_type(&out, "anomaly");
+    assert_eq!(bad[0]["kind"], "bad_line");
+    assert_eq!(bad[0]["detail"], "line 1: invalid type: sequence, expected struct Message (column 59)");
+    let rounds = of_type(&out, "round");
+    assert_eq!((&rounds[0]["message"], &rounds[0]["tool_calls"][0]["title"]), (&json!("x"), &json!("f")));
+}
+
 /// `/api/generate` lines (`response`, top-level `thinking`) read as chat
 /// lines do; the user's next message begins a run; a line that is neither
 /// a response nor a message is reported whole.

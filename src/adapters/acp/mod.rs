@@ -41,8 +41,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::borrowed::utf8;
@@ -185,7 +185,7 @@ impl AcpAdapter {
     /// A JSON-RPC batch: each member is translated in turn; a member that
     /// cannot be is reported with its text, and the others still are.
     fn batch(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        let members: Vec<&RawValue> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
+        let members: Vec<Raw<'_>> = serde_json::from_slice(payload).map_err(|error| BadLine::json(&error))?;
         for member in members {
             if let Err(error) = self.translate(member.get().as_bytes(), calls) {
                 let detail = format!("acp: batch member: {error}: {}", member.get());
@@ -270,7 +270,7 @@ impl AcpAdapter {
                 let state = self.session_mut(&target);
                 state.saw_agent_content();
                 let Some(text) = update.content.and_then(ContentBlock::text) else {
-                    let content = update.content.map_or("null", RawValue::get);
+                    let content = update.content.map_or("null", Raw::get);
                     let detail = format!("acp: {} with non-text content: {content}", kind.name());
                     return report(calls, Some(&target), AnomalyKind::UnknownContent, &detail);
                 };
@@ -297,7 +297,7 @@ impl AcpAdapter {
                 match update.content.and_then(ContentBlock::text) {
                     Some(text) => self.gather(&target, "acp_user_message", &text),
                     None => {
-                        let content = update.content.map_or("null", RawValue::get);
+                        let content = update.content.map_or("null", Raw::get);
                         let detail = format!("acp: {} with non-text content: {content}", kind.name());
                         report(calls, Some(&target), AnomalyKind::UnknownContent, &detail);
                     }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use serde_json::value::RawValue;
+use crate::adapters::borrowed::Raw;
 
 use super::wire::{ContentBlock, ToolContent};
 use crate::adapters::borrowed::view_of;
@@ -23,7 +23,7 @@ pub(super) struct Rendered {
 }
 
 /// Renders a `content` array; `None` when it is not an array of blocks.
-pub(super) fn render(content: &RawValue) -> Option<Rendered> {
+pub(super) fn render(content: Raw<'_>) -> Option<Rendered> {
     let blocks: Vec<ToolContent<'_>> = view_of(content)?;
     let mut rendered = Rendered { only_text: !blocks.is_empty(), ..Rendered::default() };
     let mut parts: Vec<String> = Vec::new();
@@ -65,7 +65,7 @@ fn diff(block: &ToolContent<'_>) -> String {
     diff
 }
 
-fn air_patch(meta: &RawValue) -> Option<String> {
+fn air_patch(meta: Raw<'_>) -> Option<String> {
     let meta: serde_json::Value = serde_json::from_str(meta.get()).ok()?;
     meta.pointer("/jetbrains/air/diffPatch/text")?.as_str().map(str::to_owned)
 }
@@ -74,15 +74,15 @@ fn air_patch(meta: &RawValue) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn raw(json: &str) -> Box<RawValue> {
-        RawValue::from_string(json.to_owned()).unwrap()
+    fn raw(json: &str) -> Raw<'_> {
+        Raw::of(json)
     }
 
     #[test]
     fn text_diff_and_terminal_blocks() {
         let content = raw(r#"[{"type":"content","content":{"type":"text","text":"a"}},
                 {"type":"diff","path":"x","oldText":"1","newText":"2"},{"type":"terminal","terminalId":"t"}]"#);
-        let rendered = render(&content).unwrap();
+        let rendered = render(content).unwrap();
         assert_eq!(rendered.text, "a\n--- x\n+++ x\n-1\n+2\n");
         assert!(rendered.terminal && !rendered.only_text && !rendered.unrendered);
     }
@@ -90,9 +90,9 @@ mod tests {
     #[test]
     fn images_are_unrendered_and_non_arrays_are_none() {
         let image = raw(r#"[{"type":"content","content":{"type":"image","data":"AAAA"}}]"#);
-        let rendered = render(&image).unwrap();
+        let rendered = render(image).unwrap();
         assert!(rendered.unrendered && rendered.text.is_empty());
-        assert_eq!(render(&raw(r#"{"type":"text"}"#)), None);
-        assert!(render(&raw(r#"[{"type":"content","content":{"type":"text","text":"k"}}]"#)).unwrap().only_text);
+        assert_eq!(render(raw(r#"{"type":"text"}"#)), None);
+        assert!(render(raw(r#"[{"type":"content","content":{"type":"text","text":"k"}}]"#)).unwrap().only_text);
     }
 }

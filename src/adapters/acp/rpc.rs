@@ -8,8 +8,8 @@
 //! run (`stopReason: cancelled` as `canceled`), a permission's is its tool
 //! call's metadata, `initialize`'s says which agent this is.
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::wire::{self, ContentBlock, Params, Update, UpdateMeta};
@@ -120,8 +120,8 @@ impl AcpAdapter {
     pub(super) fn response(
         &mut self,
         id: Box<str>,
-        result: Option<&RawValue>,
-        error: Option<&RawValue>,
+        result: Option<Raw<'_>>,
+        error: Option<Raw<'_>>,
         calls: &mut dyn CallSink,
     ) {
         let result_value = result.map(wire::value);
@@ -194,8 +194,8 @@ impl AcpAdapter {
     }
 
     /// The prompt's text (its text blocks, joined) and its other blocks.
-    fn prompt(&mut self, session: &str, prompt: &RawValue, calls: &mut dyn CallSink) {
-        let Some(blocks) = view_of::<Vec<&RawValue>>(prompt) else {
+    fn prompt(&mut self, session: &str, prompt: Raw<'_>, calls: &mut dyn CallSink) {
+        let Some(blocks) = view_of::<Vec<Raw<'_>>>(prompt) else {
             let meta = one("acp_prompt", wire::value(prompt));
             return calls.call(Some(session), Call::RunMeta { meta: &meta });
         };

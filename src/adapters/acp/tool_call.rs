@@ -10,8 +10,8 @@
 //! or a new one is the machine's call (SPEC rule 7 and §6): the adapter
 //! reads it from its copy of the machine's open round (`sessions.rs`).
 
+use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use super::render::render;
 use super::wire::{self, Update, UpdateMeta};
@@ -298,7 +298,7 @@ impl AcpAdapter {
 }
 
 /// Raw fields an update has, as metadata under their own names.
-fn raw_fields<const N: usize>(meta: &mut Meta, fields: [(&str, Option<&RawValue>); N]) {
+fn raw_fields<const N: usize>(meta: &mut Meta, fields: [(&str, Option<Raw<'_>>); N]) {
     for (field, raw) in fields {
         if let Some(raw) = raw {
             meta.insert(field.into(), wire::value(raw));
@@ -310,7 +310,7 @@ fn raw_fields<const N: usize>(meta: &mut Meta, fields: [(&str, Option<&RawValue>
 /// when it cannot be the result (a duplicate, an undeclared call): its
 /// rendered content, else its `rawOutput` as text; and whether it is the
 /// `rawOutput`.
-fn result_text(rendered: String, raw_output: Option<&RawValue>) -> (String, bool) {
+fn result_text(rendered: String, raw_output: Option<Raw<'_>>) -> (String, bool) {
     match raw_output.filter(|_| rendered.is_empty()) {
         Some(raw) => (wire::text(raw).into_owned(), true),
         None => (rendered, false),

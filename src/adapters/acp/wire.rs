@@ -6,11 +6,11 @@
 
 use std::borrow::Cow;
 
+use crate::adapters::borrowed::Raw;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::adapters::borrowed::{decoded_body, decoded_string, opt_cow, raw_at, CowStr, FieldsOr};
+use crate::adapters::borrowed::{decoded_body, decoded_string, opt_cow, raw_at, CowStr, FieldsOr, Scan};
 pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value};
 
 /// One line of a capture: a JSON-RPC request, response or notification, or
@@ -19,12 +19,12 @@ pub(super) use crate::adapters::borrowed::{raw_text as text, raw_value as value}
 /// out through each layer's `Result`, some five copies a line.
 #[derive(Debug, Default)]
 pub(super) struct Message<'a> {
-    pub jsonrpc: Option<&'a RawValue>,
+    pub jsonrpc: Option<Raw<'a>>,
     pub method: Option<Cow<'a, str>>,
-    pub id: Option<&'a RawValue>,
+    pub id: Option<Raw<'a>>,
     pub params: Option<Params<'a>>,
-    pub result: Option<&'a RawValue>,
-    pub error: Option<&'a RawValue>,
+    pub result: Option<Raw<'a>>,
+    pub error: Option<Raw<'a>>,
     pub session_id: Option<Cow<'a, str>>,
     pub update: Option<Update<'a>>,
 }
@@ -46,12 +46,12 @@ pub(super) struct Params<'a> {
     pub session_id: Option<Cow<'a, str>>,
     pub update: Option<Update<'a>>,
     /// `session/prompt`: the user's content blocks.
-    pub prompt: Option<&'a RawValue>,
+    pub prompt: Option<Raw<'a>>,
     /// `session/request_permission`: the tool call asked about, read when
     /// used ([`Params::tool_call`]): permission requests are rare.
-    pub tool_call_raw: Option<&'a RawValue>,
+    pub tool_call_raw: Option<Raw<'a>>,
     /// `session/request_permission`: what the user may answer.
-    pub options: Option<&'a RawValue>,
+    pub options: Option<Raw<'a>>,
 }
 
 read_in_place!(Params {
@@ -69,7 +69,7 @@ impl<'a> Params<'a> {
     }
 
     /// The permission request's tool call's `_meta` as it was sent.
-    pub(super) fn raw_meta(&self) -> Option<&'a RawValue> {
+    pub(super) fn raw_meta(&self) -> Option<Raw<'a>> {
         raw_at(self.tool_call_raw?.get(), &["_meta"])
     }
 }
@@ -84,11 +84,11 @@ pub(super) struct Update<'a> {
     pub tool_call_id: Option<Cow<'a, str>>,
     pub title: Option<Cow<'a, str>>,
     pub status: Option<Cow<'a, str>>,
-    pub content: Option<&'a RawValue>,
-    pub raw_input: Option<&'a RawValue>,
-    pub raw_output: Option<&'a RawValue>,
-    pub kind: Option<&'a RawValue>,
-    pub locations: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
+    pub raw_input: Option<Raw<'a>>,
+    pub raw_output: Option<Raw<'a>>,
+    pub kind: Option<Raw<'a>>,
+    pub locations: Option<Raw<'a>>,
     /// `_meta`, its fields read with the update (a third of an agent's
     /// updates are terminal output in Claude Code's `_meta`).
     pub meta: Option<FieldsOr<'a>>,
@@ -114,7 +114,7 @@ read_in_place!(Update {
 /// that is not an object and so is kept whole: rare enough that reading
 /// the line again costs nothing, where keeping every `_meta` raw as well as
 /// read scanned each twice.
-pub(super) fn raw_meta(line: &str, bare: bool) -> Option<&RawValue> {
+pub(super) fn raw_meta(line: &str, bare: bool) -> Option<Raw<'_>> {
     raw_at(line, if bare { &["update", "_meta"] } else { &["params", "update", "_meta"] })
 }
 
@@ -234,6 +234,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for UpdateKind<'a> {
     }
 }
 
+impl<'de: 'a, 'a> Scan<'de> for UpdateKind<'a> {
+    fn scan(value: crate::json_scan::Value<'de>) -> Option<(Self, usize)> {
+        CowStr::scan(value).map(|(name, end)| (UpdateKind::parse(name.0), end))
+    }
+}
+
 /// What the adapter reads out of an update's `_meta`; the rest of it is
 /// kept as the tool call's metadata.
 #[derive(Debug, Default)]
@@ -264,7 +270,7 @@ struct TerminalData<'a> {
     /// Raw: the bytes of a terminal, decoded once, where they are used
     /// ([`decoded_string`]).
     #[serde(borrow, default)]
-    data: Option<&'a RawValue>,
+    data: Option<Raw<'a>>,
 }
 
 impl<'a> UpdateMeta<'a> {
@@ -322,7 +328,7 @@ impl<'a> UpdateMeta<'a> {
 /// Whether a key comes twice: by comparing pairs when there are few (a
 /// `_meta` has a handful of keys, and hashing them cost more than the
 /// rest of reading it), by hashing when there are many.
-fn has_repeated_key(entries: &[(Cow<'_, str>, &RawValue)]) -> bool {
+fn has_repeated_key(entries: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
     if entries.len() <= 16 {
         entries.iter().enumerate().any(|(i, (key, _))| entries[..i].iter().any(|(other, _)| other == key))
     } else {
@@ -342,7 +348,7 @@ pub(super) struct ContentBlock<'a> {
 
 impl<'a> ContentBlock<'a> {
     /// The text of a text block.
-    pub(super) fn text(raw: &'a RawValue) -> Option<Cow<'a, str>> {
+    pub(super) fn text(raw: Raw<'a>) -> Option<Cow<'a, str>> {
         // The spelling agents write a text block in, with a text that has
         // no escape, is read where it lies: the text is between the quotes
         // (a chunk is a few words, and decoding the block took more than
@@ -370,7 +376,7 @@ pub(super) struct ToolContent<'a> {
     #[serde(borrow, default, rename = "type", deserialize_with = "opt_cow")]
     pub kind: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    pub content: Option<&'a RawValue>,
+    pub content: Option<Raw<'a>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub path: Option<Cow<'a, str>>,
     #[serde(borrow, default, deserialize_with = "opt_cow")]
@@ -378,7 +384,7 @@ pub(super) struct ToolContent<'a> {
     #[serde(borrow, default, deserialize_with = "opt_cow")]
     pub new_text: Option<Cow<'a, str>>,
     #[serde(borrow, default, rename = "_meta")]
-    pub meta: Option<&'a RawValue>,
+    pub meta: Option<Raw<'a>>,
 }
 
 #[cfg(test)]
@@ -399,7 +405,7 @@ mod tests {
 
     #[test]
     fn a_text_block_reads_the_same_in_any_spelling() {
-        let raw = |json: &str| serde_json::value::RawValue::from_string(json.to_owned()).unwrap();
+        let raw = |json: &'static str| Raw::of(json);
         for (json, text) in [
             (r#"{"type":"text","text":"é plain"}"#, Some("é plain")),
             (r#"{"type":"text","text":"a \"q\" b"}"#, Some(r#"a "q" b"#)),
@@ -415,7 +421,7 @@ mod tests {
             (r#"{"type":"text","text":5}"#, None),
         ] {
             let block = raw(json);
-            assert_eq!(ContentBlock::text(&block).as_deref(), text, "{json}");
+            assert_eq!(ContentBlock::text(block).as_deref(), text, "{json}");
         }
     }
 

@@ -1,0 +1,8 @@
+//! The JSON scanner the adapters read their lines with first: on arbitrary
+//! text, a value it reads whole serde_json reads too, and a string, a count
+//! or an object's members it reads, serde_json reads alike.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|text: &str| roundup::json_scan_check(text));
