@@ -94,21 +94,8 @@ impl<'a> Value<'a> {
         }
         let mut decoded = String::with_capacity(end - start + 16);
         decoded.push_str(self.text.get(start..end)?);
-        let mut at = end;
-        loop {
-            match bytes.get(at)? {
-                b'"' => return Some((Cow::Owned(decoded), at + 1)),
-                b'\\' => {
-                    let (c, len) = escape(bytes, at)?;
-                    decoded.push(c);
-                    at += len;
-                }
-                _ => return None,
-            }
-            let run = plain_run(&bytes[at..]);
-            decoded.push_str(self.text.get(at..at + run)?);
-            at += run;
-        }
+        let end = decode_tail(self.text, end, &mut decoded)?;
+        Some((Cow::Owned(decoded), end))
     }
 
     /// The value when it is a whole number in the 64-bit range written
@@ -193,6 +180,29 @@ impl<'a> Value<'a> {
                 _ => return None,
             }
         }
+    }
+}
+
+/// Decodes a string of `text` from `at`, its first byte after the opening
+/// quote that needs attention, onto `decoded` (what came before it is the
+/// caller's to copy): escapes decoded, plain runs copied, up to the closing
+/// quote; the index after that quote. `None` at a raw control character,
+/// a bad escape or a lone surrogate, as serde refuses them.
+pub(crate) fn decode_tail(text: &str, mut at: usize, decoded: &mut String) -> Option<usize> {
+    let bytes = text.as_bytes();
+    loop {
+        match bytes.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' => {
+                let (c, len) = escape(bytes, at)?;
+                decoded.push(c);
+                at += len;
+            }
+            _ => return None,
+        }
+        let run = plain_run(&bytes[at..]);
+        decoded.push_str(text.get(at..at + run)?);
+        at += run;
     }
 }
 

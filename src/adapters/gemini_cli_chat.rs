@@ -761,29 +761,35 @@ impl<'a> Message<'a> {
     /// `None` to leave it to serde.
     fn scan_in(&mut self, value: crate::json_scan::Value<'a>) -> Option<usize> {
         value.object(|key, value| {
-            let field = match key {
-                "id" => &mut self.id,
-                "timestamp" => &mut self.timestamp,
-                "type" => &mut self.kind,
-                "content" => &mut self.content,
-                "thoughts" => &mut self.thoughts,
-                "model" => &mut self.model,
-                "tokens" => &mut self.tokens,
-                "toolCalls" => &mut self.tool_calls,
-                "messages" => {
-                    let (messages, end) = ListOr::scan(value)?;
-                    self.messages = Some(messages);
-                    return Some(end);
-                }
-                "$set" => &mut self.set,
-                "$rewindTo" => &mut self.rewind,
-                "sessionId" => &mut self.session_id,
-                "projectHash" => &mut self.project_hash,
-                _ => return value.skip(),
-            };
+            if key == "messages" {
+                let (messages, end) = ListOr::scan(value)?;
+                self.messages = Some(messages);
+                return Some(end);
+            }
+            let Some(field) = self.raw_field(key) else { return value.skip() };
             let (raw, end) = value.raw()?;
             *field = Some(raw);
             Some(end)
+        })
+    }
+
+    /// The field that holds `key`'s value as raw JSON text (every key read
+    /// but `messages`); `None` for a key not read.
+    fn raw_field(&mut self, key: &str) -> Option<&mut Option<&'a str>> {
+        Some(match key {
+            "id" => &mut self.id,
+            "timestamp" => &mut self.timestamp,
+            "type" => &mut self.kind,
+            "content" => &mut self.content,
+            "thoughts" => &mut self.thoughts,
+            "model" => &mut self.model,
+            "tokens" => &mut self.tokens,
+            "toolCalls" => &mut self.tool_calls,
+            "$set" => &mut self.set,
+            "$rewindTo" => &mut self.rewind,
+            "sessionId" => &mut self.session_id,
+            "projectHash" => &mut self.project_hash,
+            _ => return None,
         })
     }
 
@@ -816,29 +822,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Message<'a>, M::Error> {
                 let mut message = Message::default();
                 while let Some(Key(key)) = map.next_key::<Key<'a>>()? {
-                    let field = match key.as_ref() {
-                        "id" => &mut message.id,
-                        "timestamp" => &mut message.timestamp,
-                        "type" => &mut message.kind,
-                        "content" => &mut message.content,
-                        "thoughts" => &mut message.thoughts,
-                        "model" => &mut message.model,
-                        "tokens" => &mut message.tokens,
-                        "toolCalls" => &mut message.tool_calls,
-                        "messages" => {
-                            message.messages = Some(map.next_value()?);
-                            continue;
-                        }
-                        "$set" => &mut message.set,
-                        "$rewindTo" => &mut message.rewind,
-                        "sessionId" => &mut message.session_id,
-                        "projectHash" => &mut message.project_hash,
-                        _ => {
+                    if key == "messages" {
+                        message.messages = Some(map.next_value()?);
+                        continue;
+                    }
+                    match message.raw_field(&key) {
+                        Some(field) => *field = Some(map.next_value::<Raw<'a>>()?.get()),
+                        None => {
                             map.next_value::<IgnoredAny>()?;
-                            continue;
                         }
-                    };
-                    *field = Some(map.next_value::<Raw<'a>>()?.get());
+                    }
                 }
                 Ok(message)
             }
@@ -1007,12 +1000,7 @@ fn scan_summary(item: crate::json_scan::Value<'_>, text: &mut String) -> Option<
             *field = read.into_string();
             Some(end)
         })?;
-        let (subject, description) = (subject.unwrap_or_default(), description.unwrap_or_default());
-        text.push_str(&subject);
-        if !subject.is_empty() && !description.is_empty() {
-            text.push('\n');
-        }
-        text.push_str(&description);
+        push_summary(text, subject.as_deref(), description.as_deref());
         return Some(end);
     }
     // Anything else adds nothing; a number other than a count is serde's
@@ -1021,6 +1009,16 @@ fn scan_summary(item: crate::json_scan::Value<'_>, text: &mut String) -> Option<
         .or_else(|| item.boolean().map(|(_, end)| end))
         .or_else(|| item.count().map(|(_, end)| end))
         .or_else(|| item.array(|inner| inner.skip()))
+}
+
+/// A summary's subject, then its description, on lines of their own.
+fn push_summary(text: &mut String, subject: Option<&str>, description: Option<&str>) {
+    let (subject, description) = (subject.unwrap_or_default(), description.unwrap_or_default());
+    text.push_str(subject);
+    if !subject.is_empty() && !description.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(description);
 }
 
 /// The `thoughts` list, read into the text it is given.
@@ -1090,12 +1088,7 @@ impl<'de> Visitor<'de> for Summary<'_> {
                 }
             }
         }
-        let (subject, description) = (subject.unwrap_or_default(), description.unwrap_or_default());
-        self.0.push_str(&subject);
-        if !subject.is_empty() && !description.is_empty() {
-            self.0.push('\n');
-        }
-        self.0.push_str(&description);
+        push_summary(self.0, subject.as_deref(), description.as_deref());
         Ok(())
     }
     fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<(), S::Error> {

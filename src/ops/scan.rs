@@ -12,7 +12,7 @@
 //! agree on every input by a property test and a fuzz target.
 
 use super::{Fields, Key, Slot};
-use crate::json_scan::{escape, plain_run, skip_space, special_bytes};
+use crate::json_scan::{decode_tail, plain_run, skip_space, special_bytes};
 
 /// Scans `line` (already valid UTF-8, without its line terminator) into
 /// `fields`; `false` when the line is not of the simple shape (`fields` is
@@ -141,7 +141,7 @@ fn string<'a>(line: &'a str, at: usize, decoded: &mut String) -> Option<(Slot<'a
         return None;
     }
     let start = at + 1;
-    let mut end = start + plain_run(&bytes[start..]);
+    let end = start + plain_run(&bytes[start..]);
     if bytes.get(end)? == &b'"' {
         return Some((Slot::Str(line.get(start..end)?), end + 1));
     }
@@ -149,23 +149,9 @@ fn string<'a>(line: &'a str, at: usize, decoded: &mut String) -> Option<(Slot<'a
     // The decoded string is at most as long as the rest of the line.
     decoded.reserve(bytes.len() - start);
     decoded.push_str(line.get(start..end)?);
-    loop {
-        match bytes.get(end)? {
-            b'"' => {
-                let range = (u32::try_from(first).ok()?, u32::try_from(decoded.len()).ok()?);
-                return Some((Slot::Decoded(range.0, range.1), end + 1));
-            }
-            b'\\' => {
-                let (c, len) = escape(bytes, end)?;
-                decoded.push(c);
-                end += len;
-            }
-            _ => return None,
-        }
-        let run = plain_run(&bytes[end..]);
-        decoded.push_str(line.get(end..end + run)?);
-        end += run;
-    }
+    let end = decode_tail(line, end, decoded)?;
+    let range = (u32::try_from(first).ok()?, u32::try_from(decoded.len()).ok()?);
+    Some((Slot::Decoded(range.0, range.1), end))
 }
 
 #[cfg(test)]
