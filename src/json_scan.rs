@@ -188,6 +188,7 @@ impl<'a> Value<'a> {
 /// caller's to copy): escapes decoded, plain runs copied, up to the closing
 /// quote; the index after that quote. `None` at a raw control character,
 /// a bad escape or a lone surrogate, as serde refuses them.
+#[inline(always)]
 pub(crate) fn decode_tail(text: &str, mut at: usize, decoded: &mut String) -> Option<usize> {
     let bytes = text.as_bytes();
     loop {
@@ -272,6 +273,7 @@ fn number_end(bytes: &[u8], at: usize) -> Option<usize> {
 
 /// The index of the first byte at or after `at` that is not JSON
 /// whitespace.
+#[inline]
 pub(crate) fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         at += 1;
@@ -318,6 +320,7 @@ pub(crate) fn unescape_into(body: &str, decoded: &mut String) -> Option<()> {
 /// The character of the escape at `at` (a backslash) and its length, as
 /// serde_json decodes it: a surrogate pair is one character, a lone
 /// surrogate is refused.
+#[inline]
 pub(crate) fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
     let simple = |c| Some((c, 2));
     match bytes.get(at + 1)? {
@@ -350,6 +353,7 @@ pub(crate) fn escape(bytes: &[u8], at: usize) -> Option<(char, usize)> {
     }
 }
 
+#[inline]
 fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
     bytes.get(at..at + 4)?.iter().try_fold(0u32, |n, &b| Some(n * 16 + char::from(b).to_digit(16)?))
 }
@@ -357,6 +361,7 @@ fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
 /// The length of the leading run of bytes that need no attention in a JSON
 /// string: not a quote, a backslash or a control character. Eight bytes at
 /// a time, the last few padded, so a short string costs one step.
+#[inline]
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
     let mut at = 0;
     while at < bytes.len() {
@@ -380,6 +385,7 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 /// string, a quote, a backslash or a control character, each marked by its
 /// high bit; the lowest mark is exact (borrows make false marks only above
 /// a true one).
+#[inline]
 pub(crate) fn special_bytes(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
