@@ -74,6 +74,22 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// Where the value ends, read as serde reads a value of any kind into a
+    /// visitor that keeps nothing of it (`deserialize_any`): a string is
+    /// decoded (a lone surrogate refused), a number parsed (only a plain
+    /// count here: any other is left to serde), a list's items skipped.
+    /// `None` for an object, which such a visitor reads key by key.
+    pub(crate) fn discard(self) -> Option<usize> {
+        match self.first()? {
+            b'"' => self.string().map(|(_, end)| end),
+            b'[' => self.array(|item| item.skip()),
+            b'{' => None,
+            _ => {
+                self.null().or_else(|| self.boolean().map(|(_, end)| end)).or_else(|| self.count().map(|(_, end)| end))
+            }
+        }
+    }
+
     /// The value's text, as a raw value holds it, and where it ends.
     pub(crate) fn raw(self) -> Option<(&'a str, usize)> {
         let end = self.skip()?;
@@ -408,6 +424,9 @@ pub fn check_against_serde(text: &str) {
     if Value::whole(text, Value::skip).is_some() {
         assert!(serde_json::from_str::<IgnoredAny>(text).is_ok(), "the scanner reads what serde refuses: {text:?}");
     }
+    if Value::whole(text, Value::discard).is_some() {
+        assert!(serde_json::from_str::<Dropped>(text).is_ok(), "discarded what serde refuses: {text:?}");
+    }
     let mut decoded = None;
     let read = Value::whole(text, |value| {
         let (text, end) = value.string()?;
@@ -446,6 +465,47 @@ pub fn check_against_serde(text: &str) {
         let map: Result<std::collections::BTreeMap<String, IgnoredAny>, _> = serde_json::from_str(text);
         let repeated = members.iter().enumerate().any(|(at, (key, _))| members[..at].iter().any(|(k, _)| k == key));
         assert!(map.is_ok() || repeated, "an object serde refuses: {text:?}");
+    }
+}
+
+/// A value read as serde reads one of any kind into a visitor that keeps
+/// nothing of it, an object refused: what [`Value::discard`] answers for.
+#[cfg(any(test, fuzzing))]
+struct Dropped;
+
+#[cfg(any(test, fuzzing))]
+impl<'de> serde::Deserialize<'de> for Dropped {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Dropped;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("anything but an object")
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(self, mut seq: S) -> Result<Dropped, S::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Dropped)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Dropped, E> {
+                Ok(Dropped)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Dropped, E> {
+                Ok(Dropped)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Dropped, E> {
+                Ok(Dropped)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Dropped, E> {
+                Ok(Dropped)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Dropped, E> {
+                Ok(Dropped)
+            }
+            fn visit_unit<E>(self) -> Result<Dropped, E> {
+                Ok(Dropped)
+            }
+        }
+        deserializer.deserialize_any(Visit)
     }
 }
 
@@ -660,6 +720,21 @@ mod tests {
             })
             .count();
         assert!(read > 600, "{read} of 4000");
+    }
+
+    #[test]
+    fn a_discarded_value_is_read_as_serde_reads_any_value() {
+        let discard = |text: &str| Value::whole(text, Value::discard).is_some();
+        for text in ["null", "true", "7", r#""a\n\u00e9""#, r#"[1,"\ud800",{"a":1e400}]"#, "[]"] {
+            assert!(discard(text), "{text}");
+            assert!(serde_json::from_str::<Dropped>(text).is_ok(), "{text}");
+        }
+        // An object is the caller's; a lone surrogate and a number other
+        // than a count are left to serde (which refuses the first).
+        for text in ["{}", r#""\ud800""#, "1.5", "-1"] {
+            assert!(!discard(text), "{text}");
+        }
+        assert!(serde_json::from_str::<Dropped>(r#""\ud800""#).is_err());
     }
 
     #[test]

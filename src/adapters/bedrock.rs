@@ -56,8 +56,8 @@ use smallvec::SmallVec;
 
 use super::anthropic::AnthropicAdapter;
 use super::borrowed::{
-    opt_cow, raw_text, raw_value, scalar_text, scan_count_field, scanning, utf8, view_of, Fields, InPlace, Key, OptCow,
-    Scan, Within,
+    opt_cow, raw_text, raw_value, scalar_text, scan_count_field, scan_whole, utf8, view_of, Fields, InPlace, Key,
+    OptCow, Scan, Within,
 };
 use super::support::{base64_decode, one, report};
 use super::{Adapter, CallSink, InputFormat};
@@ -358,7 +358,7 @@ impl<'a> Payload<'a> {
     /// pass: each key names its event, whose body is read in place into
     /// the event as it is pushed.
     fn read_into(text: &'a str, slot: &mut Payload<'a>) -> Result<(), serde_json::Error> {
-        if scanning() && crate::json_scan::Value::whole(text, |value| slot.scan_in(value)).is_some() {
+        if scan_whole(text, |value| slot.scan_in(value)) {
             return Ok(());
         }
         *slot = Payload::default();

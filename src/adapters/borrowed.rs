@@ -47,9 +47,7 @@ macro_rules! read_in_place {
                 #[allow(dead_code, reason = "a view nested in another may be read only there")]
                 pub(crate) fn read_into(text: &'a str, slot: &mut $view<'a>) -> Result<(), serde_json::Error> {
                     use $crate::adapters::borrowed::InPlace;
-                    if $crate::adapters::borrowed::scanning()
-                        && $crate::json_scan::Value::whole(text, |value| slot.scan_in(value)).is_some()
-                    {
+                    if $crate::adapters::borrowed::scan_whole(text, |value| slot.scan_in(value)) {
                         return Ok(());
                     }
                     // Read again by serde, from a default view, for what the
@@ -191,11 +189,20 @@ thread_local! {
 /// Whether a view is read through the scanner first: always, but where a
 /// test or a fuzz target compares the two readings.
 #[inline]
-pub(crate) fn scanning() -> bool {
+fn scanning() -> bool {
     #[cfg(any(test, fuzzing))]
     return !SERDE_ALONE.with(std::cell::Cell::get);
     #[cfg(not(any(test, fuzzing)))]
     true
+}
+
+/// Reads `text`, one JSON value with whitespace around it allowed, through
+/// the scanner with `read`; `false` when the scanner gives up (or is off,
+/// [`by_serde_alone`]), and the caller reads it through serde. Every
+/// reader that has both readings asks here, so that switching the scanner
+/// off reaches them all.
+pub(crate) fn scan_whole<'a>(text: &'a str, read: impl FnOnce(crate::json_scan::Value<'a>) -> Option<usize>) -> bool {
+    scanning() && crate::json_scan::Value::whole(text, read).is_some()
 }
 
 /// Runs `f` with every view read by serde alone, the scanner off: for the
@@ -425,17 +432,7 @@ impl<'de: 'a, 'a> Present<'de> for FieldsOr<'a> {
 
     fn scan_present(field: &mut Option<Self>, value: crate::json_scan::Value<'de>) -> Option<usize> {
         if !value.is_object() {
-            // Serde reads the value as what it is: a string is decoded (a
-            // lone surrogate refused) and a number parsed, where a list's
-            // items are skipped. A number other than a count is left to it.
-            let end = match value.string() {
-                Some((_, end)) => end,
-                None => value
-                    .count()
-                    .map(|(_, end)| end)
-                    .or_else(|| value.boolean().map(|(_, end)| end))
-                    .or_else(|| value.array(|item| item.skip()))?,
-            };
+            let end = value.discard()?;
             *field = Some(FieldsOr::Other);
             return Some(end);
         }
@@ -892,7 +889,7 @@ impl<'a> Fields<'a> {
     /// `serde_json::from_str` reads fields by value.
     pub(crate) fn read_into(text: &'a str, slot: &mut Fields<'a>) -> Result<(), serde_json::Error> {
         let held = slot.0.len();
-        if scanning() && crate::json_scan::Value::whole(text, |value| slot.scan_in(value)).is_some() {
+        if scan_whole(text, |value| slot.scan_in(value)) {
             return Ok(());
         }
         slot.0.truncate(held);

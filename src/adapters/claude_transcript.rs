@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::anthropic::Block;
-use super::borrowed::{json_value, opt_cow, raw_text, raw_value, scan_count_field, scanning, utf8, view_of, ListOr};
+use super::borrowed::{json_value, opt_cow, raw_text, raw_value, scan_count_field, scan_whole, utf8, view_of, ListOr};
 use super::run_lists;
 use super::support::{one, report, rfc3339_ms, EventCounts};
 use super::{Adapter, CallSink, InputFormat};
@@ -1004,18 +1004,14 @@ fn output_tokens(usage: Raw<'_>) -> u64 {
         #[serde(default)]
         output_tokens: Option<u64>,
     }
-    if scanning() {
-        let mut count = None;
-        if crate::json_scan::Value::whole(usage.get(), |value| {
-            scan_count_field(value, "output_tokens").map(|(read, end)| {
-                count = read;
-                end
-            })
-        })
-        .is_some()
-        {
-            return count.unwrap_or(0);
-        }
+    let mut count = None;
+    let scanned = scan_whole(usage.get(), |value| {
+        let (read, end) = scan_count_field(value, "output_tokens")?;
+        count = read;
+        Some(end)
+    });
+    if scanned {
+        return count.unwrap_or(0);
     }
     serde_json::from_str::<Output>(usage.get()).ok().and_then(|u| u.output_tokens).unwrap_or(0)
 }

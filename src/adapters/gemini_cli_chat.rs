@@ -57,7 +57,7 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_string, json_value, raw_value, scanning, utf8, Fields, Key, ListOr, Scan};
+use super::borrowed::{json_string, json_value, raw_value, scan_whole, utf8, Fields, Key, ListOr, Scan};
 use super::support::{json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -747,11 +747,9 @@ impl<'a> Message<'a> {
         if !json.trim_start().starts_with('{') {
             return None;
         }
-        if scanning() {
-            let mut message = Message::default();
-            if crate::json_scan::Value::whole(json, |value| message.scan_in(value)).is_some() {
-                return Some(message);
-            }
+        let mut message = Message::default();
+        if scan_whole(json, |value| message.scan_in(value)) {
+            return Some(message);
         }
         serde_json::from_str(json).ok()
     }
@@ -949,7 +947,7 @@ fn json_u64(raw: &str) -> Option<u64> {
 fn thoughts_text(thoughts: Option<&str>, text: &mut String) {
     let Some(thoughts) = thoughts.filter(|json| json.starts_with('[')) else { return };
     let start = text.len();
-    if scanning() && crate::json_scan::Value::whole(thoughts, |list| scan_summaries(list, text)).is_some() {
+    if scan_whole(thoughts, |list| scan_summaries(list, text)) {
         return;
     }
     // Left to serde: the text as it was, read again.
@@ -1003,12 +1001,8 @@ fn scan_summary(item: crate::json_scan::Value<'_>, text: &mut String) -> Option<
         push_summary(text, subject.as_deref(), description.as_deref());
         return Some(end);
     }
-    // Anything else adds nothing; a number other than a count is serde's
-    // to read.
-    item.null()
-        .or_else(|| item.boolean().map(|(_, end)| end))
-        .or_else(|| item.count().map(|(_, end)| end))
-        .or_else(|| item.array(|inner| inner.skip()))
+    // Anything else adds nothing.
+    item.discard()
 }
 
 /// A summary's subject, then its description, on lines of their own.
