@@ -72,10 +72,11 @@ fn translate(format: &str, op: &Value, n: usize) -> Vec<Value> {
         ("deepwork", "token_usage") => {
             vec![json!({"kind": "usage", "usage": {"input_tokens": op["total"]}, "source": session})]
         }
-        ("gemini-cli-chat", kind) => {
-            // A chat file: its header and the prompt first, then a model
-            // message a piece (the file holds each message whole; a call
-            // is written with its result, once it has one).
+        ("gemini-cli-chat-pieces", kind) => {
+            // The stress layout: a model message a piece, thousands of
+            // messages to a round, each an item of its round's metadata
+            // (the file holds each message whole; a call is written with
+            // its result, once it has one).
             let mut records = Vec::new();
             if n == 0 {
                 records.push(json!({"sessionId": session, "projectHash": "p", "startTime": stamp, "lastUpdated": stamp, "kind": "main"}));
@@ -290,6 +291,91 @@ fn provider(format: &str, op: &Value, s: &dyn Fn(&str) -> String) -> Vec<Value> 
     }
 }
 
+/// The ops trace as Gemini CLI's recorder writes a chat (`.jsonl`): a
+/// `user` message for each run, and for each round one `gemini` message,
+/// written when the response ends (its thoughts, a summary a sentence of
+/// ten pieces, its text, its token counts), written again whole with its
+/// tool calls when they are scheduled, and again with their results. The
+/// last record of an id wins, so the first two writes of a tool round are
+/// held and replaced.
+fn gemini_cli_chat(ops: &str) -> String {
+    let mut out = String::new();
+    let mut push = |record: &Value| {
+        out.push_str(&record.to_string());
+        out.push('\n');
+    };
+    let stamp = |at: u64| format!("2026-01-01T00:{:02}:{:02}.{:03}Z", at / 60_000 % 60, at / 1000 % 60, at % 1000);
+    let (mut thoughts, mut pieces, mut text, mut calls) = (Vec::new(), String::new(), String::new(), Vec::new());
+    let (mut messages, mut prompts, mut in_summary) = (0, 0, 0);
+    for (n, line) in ops.lines().enumerate() {
+        let op: Value = serde_json::from_str(line).unwrap();
+        let s = |k: &str| op[k].as_str().unwrap_or_default().to_owned();
+        let at = stamp(op["at_ms"].as_u64().unwrap_or(0));
+        if n == 0 {
+            push(
+                &json!({"sessionId": s("session"), "projectHash": "p", "startTime": at, "lastUpdated": at, "kind": "main"}),
+            );
+        }
+        if n == 0 || s("op") == "start" {
+            push(
+                &json!({"id": format!("u{prompts}"), "timestamp": at, "type": "user", "content": [{"text": "Go on."}]}),
+            );
+            prompts += 1;
+        }
+        let summary = |pieces: &mut String| json!({"subject": "Thinking", "description": std::mem::take(pieces), "timestamp": at});
+        match s("op").as_str() {
+            "thought" => {
+                pieces.push_str(&s("text"));
+                in_summary += 1;
+                if in_summary == 10 {
+                    thoughts.push(summary(&mut pieces));
+                    in_summary = 0;
+                }
+            }
+            "message" => text.push_str(&s("text")),
+            "tool_call" => calls.push((s("id"), json!({}), String::new())),
+            "args_snapshot" => {
+                let args = serde_json::from_str(&s("args")).unwrap_or(json!({}));
+                calls.iter_mut().filter(|call| call.0 == s("id")).for_each(|call| call.1 = args.clone());
+            }
+            "tool_update" if s("status") == "completed" => {
+                calls.iter_mut().filter(|call| call.0 == s("id")).for_each(|call| call.2 = s("content"));
+            }
+            "token_usage" => {
+                if in_summary > 0 {
+                    thoughts.push(summary(&mut pieces));
+                    in_summary = 0;
+                }
+                let total = op["total"].as_u64().unwrap_or(0);
+                let mut message = json!({"id": format!("g{messages}"), "timestamp": at, "type": "gemini",
+                    "content": std::mem::take(&mut text), "thoughts": std::mem::take(&mut thoughts),
+                    "tokens": {"input": total - 40, "output": 20, "cached": 0, "thoughts": 20, "tool": 0, "total": total},
+                    "model": "gemini-3"});
+                messages += 1;
+                push(&message);
+                let call = |(id, args, output): &(String, Value, String), done: bool| {
+                    let mut call = json!({"id": id, "name": "run_shell_command", "args": args, "timestamp": at,
+                        "description": "Runs a shell command", "displayName": "Shell", "renderOutputAsMarkdown": false});
+                    if done {
+                        call["status"] = json!("success");
+                        call["result"] = json!([{"functionResponse": {"id": id, "name": "run_shell_command",
+                            "response": {"output": output}}}]);
+                        call["resultDisplay"] = json!(output);
+                    }
+                    call
+                };
+                for done in [false, true] {
+                    message["toolCalls"] = calls.iter().map(|c| call(c, done)).collect();
+                    push(&message);
+                }
+                calls.clear();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// An Ollama `/api/chat` line that is not the response's last.
 fn ollama(message: Value) -> Value {
     json!({"model": "qwen3", "created_at": "2026-01-01T00:00:00Z", "message": message, "done": false})
@@ -311,14 +397,20 @@ fn main() {
     const ROUNDS: usize = 7;
     println!("adapters: a {mb} MB ops trace translated to each format; median of {ROUNDS} paired rounds");
     let only = std::env::var("ROUNDUP_BENCH_FORMATS").ok();
-    for format in roundup::adapters::REGISTRY.iter().filter(|f| f.name() != "ops") {
-        let name = format.name();
+    // Every format but ops on its own layout; Gemini CLI chat also on the
+    // stress layout of a model message a piece.
+    let names = roundup::adapters::REGISTRY.iter().map(|f| f.name()).filter(|name| *name != "ops");
+    for name in names.chain(["gemini-cli-chat-pieces"]) {
         if only.as_deref().is_some_and(|only| !only.split(',').any(|o| o == name)) {
             continue;
         }
-        let options = roundup::ReplayOptions::new().from(roundup::adapters::InputFormat::named(name).unwrap());
+        let format = roundup::adapters::InputFormat::named(name.trim_end_matches("-pieces")).unwrap();
+        let options = roundup::ReplayOptions::new().from(format);
         let mut input = String::new();
-        for (n, line) in ops.lines().enumerate() {
+        if name == "gemini-cli-chat" {
+            input = gemini_cli_chat(&ops);
+        }
+        for (n, line) in ops.lines().enumerate().filter(|_| name != "gemini-cli-chat") {
             let op: Value = serde_json::from_str(line).unwrap();
             for event in translate(name, &op, n) {
                 input.push_str(&event.to_string());

@@ -22,12 +22,16 @@ use std::borrow::Cow;
 pub(crate) const MAX_DEPTH: usize = 100;
 
 /// A JSON value in `text`, starting at byte `at` (after any whitespace),
-/// `depth` levels down: what a reader of one value is handed.
+/// `depth` levels down: what a reader of one value is handed. In text
+/// `checked` as JSON already (a value kept raw when its line was read, and
+/// read again later), a value skipped is only measured, not checked again:
+/// a string's end is its next unescaped quote, found a vector at a time.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Value<'a> {
     text: &'a str,
     at: usize,
     depth: usize,
+    checked: bool,
 }
 
 impl<'a> Value<'a> {
@@ -35,9 +39,25 @@ impl<'a> Value<'a> {
     /// `read` reads it and returns where it ends; `None` when it gives up
     /// or bytes other than whitespace follow.
     pub(crate) fn whole(text: &'a str, read: impl FnOnce(Value<'a>) -> Option<usize>) -> Option<()> {
+        Self::whole_of(text, false, read)
+    }
+
+    /// [`Value::whole`] for text that was checked as one JSON value when it
+    /// was first read: what the reader skips is not checked a second time
+    /// (what it decodes or reads as a count still is).
+    pub(crate) fn whole_checked(text: &'a str, read: impl FnOnce(Value<'a>) -> Option<usize>) -> Option<()> {
+        Self::whole_of(text, true, read)
+    }
+
+    fn whole_of(text: &'a str, checked: bool, read: impl FnOnce(Value<'a>) -> Option<usize>) -> Option<()> {
         let bytes = text.as_bytes();
-        let end = read(Value { text, at: skip_space(bytes, 0), depth: 1 })?;
+        let end = read(Value { text, at: skip_space(bytes, 0), depth: 1, checked })?;
         (skip_space(bytes, end) == bytes.len()).then_some(())
+    }
+
+    /// The value at `at`, one level below this one.
+    fn below(&self, at: usize) -> Value<'a> {
+        Value { text: self.text, at, depth: self.depth + 1, checked: self.checked }
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -62,6 +82,9 @@ impl<'a> Value<'a> {
     /// skips.
     pub(crate) fn skip(self) -> Option<usize> {
         let bytes = self.bytes();
+        if self.checked {
+            return checked_end(bytes, self.at);
+        }
         match self.first()? {
             b'"' => string_end(bytes, self.at),
             b'{' => self.object(|_, value| value.skip()),
@@ -165,7 +188,7 @@ impl<'a> Value<'a> {
                 return None;
             }
             at = skip_space(bytes, at + 1);
-            at = member(key, Value { text: self.text, at, depth: self.depth + 1 })?;
+            at = member(key, self.below(at))?;
             at = skip_space(bytes, at);
             match bytes.get(at) {
                 Some(b',') => at = skip_space(bytes, at + 1),
@@ -188,7 +211,7 @@ impl<'a> Value<'a> {
             return Some(at + 1);
         }
         loop {
-            at = item(Value { text: self.text, at, depth: self.depth + 1 })?;
+            at = item(self.below(at))?;
             at = skip_space(bytes, at);
             match bytes.get(at) {
                 Some(b',') => at = skip_space(bytes, at + 1),
@@ -220,6 +243,57 @@ pub(crate) fn decode_tail(text: &str, mut at: usize, decoded: &mut String) -> Op
         let run = plain_run(&bytes[at..]);
         decoded.push_str(text.get(at..at + run)?);
         at += run;
+    }
+}
+
+/// Where the value at `at` ends, in text checked as JSON already: strings
+/// jumped over from quote to quote, brackets counted, a number or a
+/// literal read up to the byte that ends it.
+fn checked_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => checked_string_end(bytes, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut end = at;
+            loop {
+                match bytes.get(end)? {
+                    b'"' => {
+                        end = checked_string_end(bytes, end)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(end + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                end += 1;
+            }
+        }
+        _ => {
+            let rest = bytes.get(at..)?;
+            let run = rest.iter().position(|byte| matches!(byte, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'));
+            Some(at + run.unwrap_or(rest.len()))
+        }
+    }
+}
+
+/// The end of the string whose opening quote is at `at`, in text checked
+/// as JSON already: the first quote after it not escaped (preceded by an
+/// even run of backslashes).
+fn checked_string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let mut from = at + 1;
+    loop {
+        let quote = from + memchr::memchr(b'"', bytes.get(from..)?)?;
+        let body = bytes.get(at + 1..quote)?;
+        let backslashes = body.iter().rev().take_while(|&&byte| byte == b'\\').count();
+        if backslashes % 2 == 0 {
+            return Some(quote + 1);
+        }
+        from = quote + 1;
     }
 }
 
@@ -510,7 +584,7 @@ impl<'de> serde::Deserialize<'de> for Dropped {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde::de::IgnoredAny;
 
@@ -604,26 +678,26 @@ mod tests {
     fn strings_and_counts_read_as_serde_reads_them() {
         for text in [r#""plain""#, r#""a\"b\u00e9\ud83d\ude00\n""#, r#""""#] {
             let expected: String = serde_json::from_str(text).unwrap();
-            let (found, end) = Value { text, at: 0, depth: 1 }.string().unwrap();
+            let (found, end) = Value { text, at: 0, depth: 1, checked: false }.string().unwrap();
             assert_eq!((found.as_ref(), end), (expected.as_str(), text.len()), "{text}");
             assert_eq!(matches!(found, Cow::Borrowed(_)), !text.contains('\\'), "{text}");
         }
         for lone in [r#""\ud800""#, r#""\udc00x""#, r#""\ud800\u0041""#] {
             assert!(serde_json::from_str::<String>(lone).is_err());
-            assert!(Value { text: lone, at: 0, depth: 1 }.string().is_none(), "{lone}");
+            assert!(Value { text: lone, at: 0, depth: 1, checked: false }.string().is_none(), "{lone}");
         }
         for (text, count) in [("0", Some(0)), ("17", Some(17)), ("18446744073709551615", Some(u64::MAX))] {
-            assert_eq!(Value { text, at: 0, depth: 1 }.count().map(|c| c.0), count, "{text}");
+            assert_eq!(Value { text, at: 0, depth: 1, checked: false }.count().map(|c| c.0), count, "{text}");
             assert_eq!(serde_json::from_str::<u64>(text).ok(), count);
         }
         for text in ["18446744073709551616", "-1", "1.0", "1e2", "01", "\"1\""] {
-            assert!(Value { text, at: 0, depth: 1 }.count().is_none(), "{text}");
+            assert!(Value { text, at: 0, depth: 1, checked: false }.count().is_none(), "{text}");
         }
     }
 
     /// JSON-ish text: valid JSON with some of JSON's usual mistakes put in
     /// at random places, or such pieces glued together.
-    fn jsonish() -> impl proptest::strategy::Strategy<Value = String> {
+    pub(crate) fn jsonish() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let piece = prop::sample::select(vec![
             "{",

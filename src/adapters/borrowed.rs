@@ -205,6 +205,12 @@ pub(crate) fn scan_whole<'a>(text: &'a str, read: impl FnOnce(crate::json_scan::
     scanning() && crate::json_scan::Value::whole(text, read).is_some()
 }
 
+/// [`scan_whole`] for a raw value, JSON checked when it was read: what the
+/// reader skips is measured, not checked again.
+pub(crate) fn scan_raw<'a>(raw: Raw<'a>, read: impl FnOnce(crate::json_scan::Value<'a>) -> Option<usize>) -> bool {
+    scanning() && crate::json_scan::Value::whole_checked(raw.get(), read).is_some()
+}
+
 /// Runs `f` with every view read by serde alone, the scanner off: for the
 /// tests and fuzz targets that hold the two readings to the same output.
 #[cfg(any(test, fuzzing))]
@@ -661,6 +667,12 @@ impl<'a> Raw<'a> {
         self.0
     }
 
+    /// Text known to be one JSON value: checked when it was first read,
+    /// and found again where it was (a held record's field).
+    pub(crate) fn checked(json: &'a str) -> Raw<'a> {
+        Raw(json)
+    }
+
     /// `json` when it is one JSON value (whitespace around it allowed, as
     /// serde keeps it in a raw value read alone).
     #[cfg(test)]
@@ -719,6 +731,13 @@ pub(crate) fn json_value(json: &str) -> Value {
     // the parser would copy it through a value visitor.
     if let Some(inner) = plain_string(json) {
         return Value::String(inner.to_owned());
+    }
+    // A string with escapes is decoded in one pass (the parser would scan
+    // it, then copy it through its scratch buffer); one that does not
+    // decode (a lone surrogate) is left to serde, which refuses it too.
+    let body = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"'));
+    if let Some(decoded) = body.and_then(crate::json_scan::unescape) {
+        return Value::String(decoded);
     }
     serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_owned()))
 }
@@ -893,6 +912,21 @@ impl<'a> Fields<'a> {
             return Ok(());
         }
         slot.0.truncate(held);
+        Self::read_by_serde(text, slot)
+    }
+
+    /// [`Fields::read_into`] for a raw value (checked as JSON when it was
+    /// read, so the fields' values are measured rather than checked again).
+    pub(crate) fn read_raw(raw: Raw<'a>, slot: &mut Fields<'a>) -> Result<(), serde_json::Error> {
+        let held = slot.0.len();
+        if scan_raw(raw, |value| slot.scan_in(value)) {
+            return Ok(());
+        }
+        slot.0.truncate(held);
+        Self::read_by_serde(raw.get(), slot)
+    }
+
+    fn read_by_serde(text: &'a str, slot: &mut Fields<'a>) -> Result<(), serde_json::Error> {
         let mut reader = serde_json::Deserializer::from_str(text);
         serde::de::DeserializeSeed::deserialize(FieldsSlot(slot), &mut reader).and_then(|()| reader.end())
     }

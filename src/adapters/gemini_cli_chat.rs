@@ -57,13 +57,17 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::borrowed::{json_string, json_value, raw_value, scan_whole, utf8, Fields, Key, ListOr, Scan};
+use super::borrowed::{
+    json_string, json_value, raw_string, raw_value, scan_raw, scan_whole, utf8, Fields, Key, ListOr, Scan,
+};
+use super::printed::printed;
 use super::support::{json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 use crate::text_map::{TextMap, TextSet};
+use smallvec::SmallVec;
 
 /// The registry row of Gemini CLI chat recordings.
 ///
@@ -492,16 +496,22 @@ impl GeminiCliChatAdapter {
             calls.call(self.name.as_deref(), Call::RoundMeta { meta });
         }
         self.tokens(tokens, calls);
-        let tool_calls = match message.tool_calls.map(json_value) {
-            Some(Value::Array(tool_calls)) => tool_calls,
-            _ => Vec::new(),
-        };
+        // Each call's fields, read where they lie (a call that is not an
+        // object has none).
+        let tool_calls: SmallVec<[(Raw<'_>, Fields<'_>); 2]> = message
+            .tool_calls
+            .map(|json| raw_list(Raw::checked(json)))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|raw| (raw, object_fields(raw)))
+            .collect();
         // Every call is declared before any result: the first result would
         // otherwise close the round before the other calls are in it.
-        let ids: Vec<String> = tool_calls.iter().map(|tool_call| self.declare(tool_call, calls)).collect();
+        let ids: SmallVec<[Cow<'_, str>; 2]> =
+            tool_calls.iter().map(|(_, tool_call)| self.declare(tool_call, calls)).collect();
         let mut last = Last::Answer;
-        for (tool_call, id) in tool_calls.iter().zip(&ids) {
-            let answered = result(tool_call, id, self.session(), calls);
+        for ((raw, tool_call), id) in tool_calls.iter().zip(&ids) {
+            let answered = result(*raw, tool_call, id, self.session(), calls);
             if last != Last::Cancelled {
                 last = answered;
             }
@@ -516,11 +526,12 @@ impl GeminiCliChatAdapter {
         self.last = last;
     }
 
-    /// A message's `tokens`: kept in the run's sum, its total the gauge.
+    /// A message's `tokens` (the field's JSON text as its message was
+    /// read): kept in the run's sum, its total the gauge.
     fn tokens(&mut self, tokens: Option<&str>, calls: &mut dyn CallSink) {
         let Some(tokens) = tokens else { return };
         let mut counts = Fields::default();
-        if !tokens.starts_with('{') || Fields::read_into(tokens, &mut counts).is_err() {
+        if !tokens.starts_with('{') || Fields::read_raw(Raw::checked(tokens), &mut counts).is_err() {
             let detail = format!("gemini-cli-chat: tokens that are not an object: {}", json_value(tokens));
             return report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
         }
@@ -558,24 +569,26 @@ impl GeminiCliChatAdapter {
         }
     }
 
-    /// One tool call with its final arguments; its id.
-    fn declare(&mut self, tool_call: &Value, calls: &mut dyn CallSink) -> String {
-        let name = tool_call.get("name").and_then(Value::as_str).unwrap_or("");
-        let id = match tool_call.get("id").and_then(Value::as_str) {
-            Some(id) => id.to_owned(),
-            None => {
-                self.made_up = self.made_up.saturating_add(1);
-                format!("gemini-cli-chat-{}", self.made_up)
-            }
-        };
-        let title = tool_call.get("displayName").and_then(Value::as_str).filter(|t| !t.is_empty()).unwrap_or(name);
+    /// One tool call with its final arguments (printed as a JSON value is,
+    /// whatever the container's whitespace); its id.
+    fn declare<'a>(&mut self, tool_call: &Fields<'a>, calls: &mut dyn CallSink) -> Cow<'a, str> {
+        let text = |key: &str| tool_call.get(key).and_then(raw_string);
+        let name = text("name");
+        let name = name.as_deref().unwrap_or("");
+        let id = text("id").unwrap_or_else(|| {
+            self.made_up = self.made_up.saturating_add(1);
+            Cow::Owned(format!("gemini-cli-chat-{}", self.made_up))
+        });
+        let title = text("displayName").filter(|title| !title.is_empty());
+        let title = title.as_deref().unwrap_or(name);
         calls.call(self.session(), Call::ToolCall { id: &id, title, name });
-        let args = tool_call.get("args").filter(|a| !a.is_null()).map_or_else(|| "{}".to_owned(), |a| a.to_string());
+        let args = tool_call.get("args").filter(|args| args.get() != "null");
+        let args = args.map_or(Cow::Borrowed("{}"), |args| printed(args.get()));
         calls.call(self.session(), Call::ArgsSnapshot { id: &id, args: &args });
         let mut meta = Meta::new();
         for (key, name) in [("status", "status"), ("resultDisplay", "result_display"), ("description", "description")] {
-            if let Some(value) = tool_call.get(key).filter(|v| !v.is_null()) {
-                meta.insert(format!("gemini_cli_chat_{name}"), value.clone());
+            if let Some(value) = tool_call.get(key).filter(|value| value.get() != "null") {
+                meta.insert(format!("gemini_cli_chat_{name}"), raw_value(value));
             }
         }
         if !meta.is_empty() {
@@ -586,20 +599,26 @@ impl GeminiCliChatAdapter {
 }
 
 /// The message records held until their prompt is over: their JSON one
-/// after another in one buffer (a prompt's thousands of records cost one
-/// growing buffer, not an allocation each), and where each one is. A record
-/// replaced by a later one of its id stays in the buffer, unread, until the
+/// after another in blocks of text (a prompt's thousands of records cost a
+/// block every few dozen, not an allocation each, and a block once filled
+/// is never moved: one growing buffer copied all it held at each doubling,
+/// and touched the new pages again), and where each one is. A record
+/// replaced by a later one of its id stays in its block, unread, until the
 /// prompt is over. A checkpoint holds each record as a value, as it was
 /// read.
 #[derive(Debug, Default)]
 struct Pending {
-    text: String,
+    blocks: Vec<String>,
+    /// The block records are being added to.
+    filling: usize,
     held: Vec<Held>,
 }
 
-/// Where one held record is in [`Pending`]'s buffer.
+/// Where one held record is in [`Pending`]'s blocks.
 #[derive(Debug, Clone)]
 struct Held {
+    /// Its block.
+    block: usize,
     /// Its id, decoded, when it has one.
     id: Option<Range<usize>>,
     json: Range<usize>,
@@ -627,9 +646,15 @@ impl<'a> Record<'a> {
 }
 
 impl Pending {
-    /// Above this, a buffer emptied at the end of a prompt is given back
+    /// A block's size: below the allocator's threshold for mapping memory
+    /// of its own, so that blocks freed at the end of a prompt are reused
+    /// by the next one rather than unmapped and faulted in again. A record
+    /// longer than this has a block of its own.
+    const BLOCK: usize = 64 * 1024;
+
+    /// Blocks beyond this many are given back when a prompt is over,
     /// rather than kept for the next one.
-    const KEPT: usize = 1 << 20;
+    const KEPT: usize = 16;
 
     fn len(&self) -> usize {
         self.held.len()
@@ -658,46 +683,78 @@ impl Pending {
         true
     }
 
-    /// Copies `record`'s JSON and id into the buffer.
+    /// Copies `record`'s JSON and id into the block being filled, or the
+    /// next one if they do not fit in what it has left.
     fn store(&mut self, record: &Record<'_>) -> Held {
-        let start = self.text.len();
-        self.text.push_str(record.json);
-        let json = start..self.text.len();
+        let id = record.id.as_deref().unwrap_or_default();
+        let size = record.json.len() + id.len();
+        loop {
+            if self.filling >= self.blocks.len() {
+                self.blocks.push(String::with_capacity(size.max(Self::BLOCK)));
+            }
+            match self.blocks.get_mut(self.filling) {
+                Some(block) if block.capacity() - block.len() < size && block.is_empty() => {
+                    *block = String::with_capacity(size.max(Self::BLOCK));
+                }
+                Some(block) if block.capacity() - block.len() < size => {
+                    self.filling += 1;
+                    if let Some(next) = self.blocks.get_mut(self.filling) {
+                        // Text of records dropped by a rewind, or none.
+                        next.clear();
+                    }
+                }
+                _ => break,
+            }
+        }
+        let block_at = self.filling;
+        let Some(block) = self.blocks.get_mut(block_at) else {
+            return Held { block: block_at, id: None, json: 0..0, spans: None };
+        };
+        let start = block.len();
+        block.push_str(record.json);
+        let json = start..block.len();
         let id = record.id.as_deref().map(|id| {
-            let start = self.text.len();
-            self.text.push_str(id);
-            start..self.text.len()
+            let start = block.len();
+            block.push_str(id);
+            start..block.len()
         });
-        Held { id, json, spans: record.spans }
+        Held { block: block_at, id, json, spans: record.spans }
     }
 
     /// The id of the record at `at`.
     fn id(&self, at: usize) -> Option<&str> {
-        self.held.get(at)?.id.clone().and_then(|id| self.text.get(id))
+        let held = self.held.get(at)?;
+        self.blocks.get(held.block)?.get(held.id.clone()?)
     }
 
     /// The JSON of the record at `at`, and where its fields are in it.
     fn message(&self, at: usize) -> Option<(&str, Option<&Spans>)> {
         let held = self.held.get(at)?;
-        Some((self.text.get(held.json.clone())?, held.spans.as_ref()))
+        Some((self.blocks.get(held.block)?.get(held.json.clone())?, held.spans.as_ref()))
     }
 
     /// Drops the records from `at` on.
     fn truncate(&mut self, at: usize) {
         self.held.truncate(at);
         if self.held.is_empty() {
-            self.text.clear();
+            self.empty_blocks();
         }
     }
 
-    /// Drops every record; a large buffer goes with them.
+    /// Drops every record; the blocks are emptied for the next prompt,
+    /// those beyond [`Self::KEPT`] given back.
     fn clear(&mut self) {
         self.held.clear();
-        self.text.clear();
-        if self.text.capacity() > Self::KEPT {
-            self.text = String::new();
+        self.blocks.truncate(Self::KEPT);
+        self.empty_blocks();
+        if self.held.capacity() > 1 << 16 {
             self.held = Vec::new();
         }
+    }
+
+    fn empty_blocks(&mut self) {
+        self.blocks.iter_mut().for_each(String::clear);
+        self.filling = 0;
     }
 }
 
@@ -874,10 +931,11 @@ impl Spans {
     }
 }
 
-/// A tool call's result, when it has one; how it leaves the run.
-fn result(tool_call: &Value, id: &str, session: Option<&str>, calls: &mut dyn CallSink) -> Last {
-    let status = tool_call.get("status").and_then(Value::as_str);
-    let (terminal, last) = match status {
+/// A tool call's result, when it has one; how it leaves the run. `raw`
+/// is the call as sent, `tool_call` its fields.
+fn result(raw: Raw<'_>, tool_call: &Fields<'_>, id: &str, session: Option<&str>, calls: &mut dyn CallSink) -> Last {
+    let status = tool_call.get("status").and_then(raw_string);
+    let (terminal, last) = match status.as_deref() {
         Some("success") => (ToolCallStatus::Completed, Last::Tools),
         Some("error") => (ToolCallStatus::Failed, Last::Tools),
         Some("cancelled" | "canceled") => (ToolCallStatus::Failed, Last::Cancelled),
@@ -885,12 +943,13 @@ fn result(tool_call: &Value, id: &str, session: Option<&str>, calls: &mut dyn Ca
         // written: no result yet.
         None | Some("scheduled" | "validating" | "awaiting_approval" | "executing") => return Last::Tools,
         Some(_) => {
+            let tool_call = printed(raw.get());
             let detail = format!("gemini-cli-chat: a tool call of a status this format does not know: {tool_call}");
             report(calls, session, AnomalyKind::UnknownStatus, &detail);
             return Last::Tools;
         }
     };
-    if let Some(at_ms) = tool_call.get("timestamp").and_then(Value::as_str).and_then(rfc3339_ms) {
+    if let Some(at_ms) = tool_call.get("timestamp").and_then(raw_string).as_deref().and_then(rfc3339_ms) {
         calls.clock(at_ms);
     }
     let content = result_text(tool_call);
@@ -943,11 +1002,12 @@ fn json_u64(raw: &str) -> Option<u64> {
 /// The `thoughts` summaries as reasoning, added to `text`: each one's
 /// subject, then its description, the summaries as paragraphs. Written
 /// straight into `text` as the list is read (the list read once, nothing
-/// gathered first); anything but a list adds nothing.
+/// gathered first); anything but a list adds nothing. `thoughts` is the
+/// field's JSON text as its message was read (checked JSON).
 fn thoughts_text(thoughts: Option<&str>, text: &mut String) {
     let Some(thoughts) = thoughts.filter(|json| json.starts_with('[')) else { return };
     let start = text.len();
-    if scan_whole(thoughts, |list| scan_summaries(list, text)) {
+    if scan_raw(Raw::checked(thoughts), |list| scan_summaries(list, text)) {
         return;
     }
     // Left to serde: the text as it was, read again.
@@ -1109,31 +1169,67 @@ impl<'de> Visitor<'de> for Summary<'_> {
 /// A tool call's result as text: each `functionResponse`'s `output` (or
 /// `error`), other parts' text, joined by lines; the `resultDisplay` when
 /// the result holds none.
-fn result_text(tool_call: &Value) -> String {
-    let mut texts = Vec::new();
-    let parts: Vec<&Value> = match tool_call.get("result") {
-        Some(Value::Array(parts)) => parts.iter().collect(),
-        Some(part @ Value::Object(_)) => vec![part],
-        Some(Value::String(text)) => return text.clone(),
-        _ => Vec::new(),
+fn result_text(tool_call: &Fields<'_>) -> String {
+    let mut texts: SmallVec<[Cow<'_, str>; 2]> = SmallVec::new();
+    let parts = match tool_call.get("result") {
+        Some(list) if list.get().starts_with('[') => raw_list(list),
+        Some(part) if part.get().starts_with('{') => smallvec::smallvec![part],
+        Some(text) if text.get().starts_with('"') => return text_of(text).into_owned(),
+        _ => SmallVec::new(),
     };
     for part in parts {
-        if let Some(response) = part.get("functionResponse").and_then(|f| f.get("response")) {
-            match response.get("output").or_else(|| response.get("error")) {
-                Some(value) if !value.is_null() => texts.push(json_text(value).into_owned()),
-                _ if !response.is_null() => texts.push(response.to_string()),
+        let part = object_fields(part);
+        let response = part.get("functionResponse").and_then(|call| object_fields(call).get("response"));
+        if let Some(response) = response {
+            let fields = object_fields(response);
+            match fields.get("output").or_else(|| fields.get("error")) {
+                Some(value) if value.get() != "null" => texts.push(text_of(value)),
+                _ if response.get() != "null" => texts.push(printed(response.get())),
                 _ => {}
             }
-        } else if let Some(text) = part.get("text").and_then(Value::as_str) {
-            texts.push(text.to_owned());
+        } else if let Some(text) = part.get("text").and_then(raw_string) {
+            texts.push(text);
         }
     }
     if texts.is_empty() {
-        if let Some(display) = tool_call.get("resultDisplay").filter(|d| !d.is_null()) {
-            return json_text(display).into_owned();
+        if let Some(display) = tool_call.get("resultDisplay").filter(|display| display.get() != "null") {
+            return text_of(display).into_owned();
         }
     }
     texts.join("\n")
+}
+
+/// A value put where text goes: a string is its own text, anything else
+/// its JSON, printed as a value is.
+fn text_of(raw: Raw<'_>) -> Cow<'_, str> {
+    raw_string(raw).unwrap_or_else(|| printed(raw.get()))
+}
+
+/// The items of a list, raw; none for any other value.
+fn raw_list(raw: Raw<'_>) -> SmallVec<[Raw<'_>; 1]> {
+    let mut read = None;
+    let scanned = scan_raw(raw, |value| {
+        let (list, end) = ListOr::scan(value)?;
+        read = Some(list);
+        Some(end)
+    });
+    if !scanned {
+        read = serde_json::from_str::<ListOr<'_>>(raw.get()).ok();
+    }
+    match read {
+        Some(ListOr::List(items)) => items,
+        _ => SmallVec::new(),
+    }
+}
+
+/// The fields of an object, raw (a key written twice counts with its last
+/// value, as a map keeps it); none for any other value.
+fn object_fields(raw: Raw<'_>) -> Fields<'_> {
+    let mut fields = Fields::default();
+    if !raw.get().starts_with('{') || Fields::read_raw(raw, &mut fields).is_err() {
+        return Fields::default();
+    }
+    fields
 }
 
 #[cfg(test)]
@@ -1217,7 +1313,56 @@ mod tests {
         pending.truncate(1);
         assert_eq!(pending.len(), 1);
         pending.clear();
-        assert_eq!((pending.len(), pending.text.len()), (0, 0));
+        assert_eq!((pending.len(), pending.blocks.iter().map(String::len).sum::<usize>()), (0, 0));
+    }
+
+    /// Records fill one block after another: a record replaced once its
+    /// block is full, a record longer than a block, a rewind into an
+    /// earlier block and blocks reused for the next prompt all keep each
+    /// record's own text.
+    #[test]
+    fn held_records_keep_their_text_across_blocks() {
+        let mut pending = Pending::default();
+        let texts: Vec<String> =
+            (0..300).map(|n| format!(r#"{{"id":"m{n}","type":"gemini","content":"{}"}}"#, "x".repeat(n * 7))).collect();
+        let record = |n: usize, json: &'static str| Record {
+            id: Some(Cow::Owned(format!("m{n}"))),
+            user: false,
+            json,
+            spans: None,
+        };
+        let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
+        for (n, text) in texts.iter().enumerate() {
+            pending.push(&record(n, leak(text.clone())));
+        }
+        assert!(pending.blocks.len() > 3, "{} blocks", pending.blocks.len());
+        let big = leak(format!(r#"{{"id":"m5","content":"{}"}}"#, "y".repeat(3 * Pending::BLOCK)));
+        assert!(pending.replace(5, &record(5, big)));
+        assert!(pending.replace(0, &record(0, r#"{"id":"m0","content":"again"}"#)));
+        let check = |pending: &Pending, upto: usize| {
+            for (n, text) in texts.iter().enumerate().take(upto) {
+                let want = match n {
+                    0 => r#"{"id":"m0","content":"again"}"#,
+                    5 => big,
+                    _ => text.as_str(),
+                };
+                assert_eq!(pending.message(n).map(|(json, _)| json), Some(want), "record {n}");
+                assert_eq!(pending.id(n), Some(format!("m{n}").as_str()));
+            }
+        };
+        check(&pending, 300);
+        // A rewind into the records, then more records.
+        pending.truncate(120);
+        for (n, text) in texts.iter().enumerate().skip(120).take(60) {
+            pending.push(&record(n, leak(text.clone())));
+        }
+        check(&pending, 180);
+        // The next prompt reuses the blocks kept.
+        pending.clear();
+        assert!(pending.blocks.len() <= Pending::KEPT);
+        assert!(pending.blocks.iter().all(String::is_empty));
+        pending.push(&record(7, leak(texts[7].clone())));
+        assert_eq!(pending.message(0).map(|(json, _)| json), Some(texts[7].as_str()));
     }
 
     #[test]

@@ -55,6 +55,7 @@ mod scan_tests;
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub use borrowed::by_serde_alone;
+mod printed;
 mod run_lists;
 mod support;
 
