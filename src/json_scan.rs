@@ -68,6 +68,16 @@ impl<'a> Value<'a> {
         self.bytes().get(self.at).copied()
     }
 
+    /// The value's first byte, which tells its kind.
+    pub(crate) fn first_byte(&self) -> Option<u8> {
+        self.first()
+    }
+
+    /// The value's text up to `end` (where a reader of it said it ends).
+    pub(crate) fn text_to(&self, end: usize) -> Option<&'a str> {
+        self.text.get(self.at..end)
+    }
+
     /// Whether the value is an object (it starts with a brace).
     pub(crate) fn is_object(&self) -> bool {
         self.first() == Some(b'{')

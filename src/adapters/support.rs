@@ -92,13 +92,7 @@ impl ItemMeta {
                 let same = item.len() == fields.len() && item.keys().zip(fields).all(|(held, (name, _))| held == name);
                 if same {
                     for ((_, value), (_, raw)) in item.iter_mut().zip(fields) {
-                        match (value, plain_string(raw)) {
-                            (Value::String(text), Some(plain)) => {
-                                text.clear();
-                                text.push_str(plain);
-                            }
-                            (value, _) => *value = json_value(raw),
-                        }
+                        overwrite(value, raw);
                     }
                     return &self.0;
                 }
@@ -106,6 +100,46 @@ impl ItemMeta {
         }
         let item = fields.iter().map(|(name, raw)| ((*name).to_owned(), json_value(raw))).collect();
         self.of(key, Value::Object(item))
+    }
+}
+
+/// Makes `value` the value of `raw` (JSON text read once already), in
+/// place where it can: a string's text into the string held, a count into
+/// the number held, an object's members into those of an object that has
+/// the same keys in the same order; anything else is replaced. An item of
+/// metadata made again for every event then allocates nothing when it has
+/// the shape of the one before.
+fn overwrite(value: &mut Value, raw: &str) {
+    let in_place = match value {
+        Value::String(text) => plain_string(raw).map(|plain| {
+            text.clear();
+            text.push_str(plain);
+        }),
+        Value::Number(number) => crate::json_scan::Value::whole(raw, |value| {
+            let (count, end) = value.count()?;
+            *number = count.into();
+            Some(end)
+        }),
+        Value::Object(members) if raw.starts_with('{') => {
+            let mut held = members.iter_mut();
+            let read = crate::json_scan::Value::whole_checked(raw, |object| {
+                object.object(|key, member| {
+                    let (name, value) = held.next()?;
+                    if name != key {
+                        return None;
+                    }
+                    let (text, end) = member.raw()?;
+                    overwrite(value, text);
+                    Some(end)
+                })
+            });
+            // Every member held was overwritten, and no more came.
+            read.filter(|()| held.next().is_none())
+        }
+        _ => None,
+    };
+    if in_place.is_none() {
+        *value = json_value(raw);
     }
 }
 
@@ -338,13 +372,23 @@ mod tests {
     #[test]
     fn an_item_object_is_the_object_of_its_fields_whatever_came_before() {
         let mut item = ItemMeta::default();
-        let items: [&[(&str, &str)]; 6] = [
+        let items: [&[(&str, &str)]; 14] = [
             &[("id", r#""g0""#), ("model", r#""m""#)],
             &[("id", r#""g10""#), ("model", r#""m\u00e9""#)],
             &[("id", "7"), ("model", r#""m""#)],
             &[("id", r#""g2""#)],
             &[("model", r#""m""#), ("id", r#""g3""#), ("tokens", r#"{"total":3}"#)],
             &[("model", r#""n""#), ("id", r#""g4""#), ("tokens", "null")],
+            // Nested objects overwritten in place, or made again when
+            // their shape changes.
+            &[("id", r#""g5""#), ("tokens", r#"{"input":1,"total":3,"list":[1]}"#)],
+            &[("id", r#""g6""#), ("tokens", r#"{"input":18446744073709551615,"total":-3,"list":[2,3]}"#)],
+            &[("id", r#""g7""#), ("tokens", r#"{"input":1.5,"total":0,"list":"x"}"#)],
+            &[("id", r#""g8""#), ("tokens", r#"{"total":1,"input":2,"list":null}"#)],
+            &[("id", r#""g9""#), ("tokens", r#"{"total":1,"input":2,"input":3}"#)],
+            &[("id", r#""g9""#), ("tokens", r#"{"total":1,"input":2,"list":{"a":{"b":"c"}}}"#)],
+            &[("id", r#""g9""#), ("tokens", r#"{"total":1,"input":2,"list":{"a":{"b":"d\n"}}}"#)],
+            &[("id", r#""g9""#), ("tokens", r#"{"total":1}"#)],
         ];
         for fields in items {
             let fresh: Meta = fields.iter().map(|(name, raw)| ((*name).to_owned(), json_value(raw))).collect();

@@ -68,6 +68,9 @@ use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
 use crate::text_map::{TextMap, TextSet};
 use smallvec::SmallVec;
+use tool_call::{tool_calls, ToolCall};
+
+mod tool_call;
 
 /// The registry row of Gemini CLI chat recordings.
 ///
@@ -496,22 +499,14 @@ impl GeminiCliChatAdapter {
             calls.call(self.name.as_deref(), Call::RoundMeta { meta });
         }
         self.tokens(tokens, calls);
-        // Each call's fields, read where they lie (a call that is not an
-        // object has none).
-        let tool_calls: SmallVec<[(Raw<'_>, Fields<'_>); 2]> = message
-            .tool_calls
-            .map(|json| raw_list(Raw::checked(json)))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|raw| (raw, object_fields(raw)))
-            .collect();
+        let tool_calls = message.tool_calls.map(|json| tool_calls(Raw::checked(json))).unwrap_or_default();
         // Every call is declared before any result: the first result would
         // otherwise close the round before the other calls are in it.
         let ids: SmallVec<[Cow<'_, str>; 2]> =
-            tool_calls.iter().map(|(_, tool_call)| self.declare(tool_call, calls)).collect();
+            tool_calls.iter().map(|tool_call| self.declare(tool_call, calls)).collect();
         let mut last = Last::Answer;
-        for ((raw, tool_call), id) in tool_calls.iter().zip(&ids) {
-            let answered = result(*raw, tool_call, id, self.session(), calls);
+        for (tool_call, id) in tool_calls.iter().zip(&ids) {
+            let answered = result(tool_call, id, self.session(), calls);
             if last != Last::Cancelled {
                 last = answered;
             }
@@ -571,23 +566,27 @@ impl GeminiCliChatAdapter {
 
     /// One tool call with its final arguments (printed as a JSON value is,
     /// whatever the container's whitespace); its id.
-    fn declare<'a>(&mut self, tool_call: &Fields<'a>, calls: &mut dyn CallSink) -> Cow<'a, str> {
-        let text = |key: &str| tool_call.get(key).and_then(raw_string);
-        let name = text("name");
+    fn declare<'a>(&mut self, tool_call: &ToolCall<'a>, calls: &mut dyn CallSink) -> Cow<'a, str> {
+        let name = tool_call.name.and_then(raw_string);
         let name = name.as_deref().unwrap_or("");
-        let id = text("id").unwrap_or_else(|| {
+        let id = tool_call.id.and_then(raw_string).unwrap_or_else(|| {
             self.made_up = self.made_up.saturating_add(1);
             Cow::Owned(format!("gemini-cli-chat-{}", self.made_up))
         });
-        let title = text("displayName").filter(|title| !title.is_empty());
+        let title = tool_call.display_name.and_then(raw_string).filter(|title| !title.is_empty());
         let title = title.as_deref().unwrap_or(name);
         calls.call(self.session(), Call::ToolCall { id: &id, title, name });
-        let args = tool_call.get("args").filter(|args| args.get() != "null");
+        let args = tool_call.args.filter(|args| args.get() != "null");
         let args = args.map_or(Cow::Borrowed("{}"), |args| printed(args.get()));
         calls.call(self.session(), Call::ArgsSnapshot { id: &id, args: &args });
         let mut meta = Meta::new();
-        for (key, name) in [("status", "status"), ("resultDisplay", "result_display"), ("description", "description")] {
-            if let Some(value) = tool_call.get(key).filter(|value| value.get() != "null") {
+        let kept = [
+            (tool_call.status, "status"),
+            (tool_call.result_display, "result_display"),
+            (tool_call.description, "description"),
+        ];
+        for (value, name) in kept {
+            if let Some(value) = value.filter(|value| value.get() != "null") {
                 meta.insert(format!("gemini_cli_chat_{name}"), raw_value(value));
             }
         }
@@ -671,10 +670,21 @@ impl Pending {
     }
 
     /// Holds `record` in place of the record at `at`; `false` if there is
-    /// none.
+    /// none. The record stored last is overwritten where it is: a recorder
+    /// writes a message again as its calls are scheduled and answered, and
+    /// the writes it replaced then take no room.
     fn replace(&mut self, at: usize, record: &Record<'_>) -> bool {
-        if at >= self.held.len() {
-            return false;
+        let Some(old) = self.held.get(at) else { return false };
+        let stored_last = old.block == self.filling
+            && self.blocks.get(old.block).is_some_and(|block| {
+                let end = old.id.as_ref().map_or(old.json.end, |id| id.end);
+                end == block.len()
+            });
+        if stored_last {
+            let start = old.json.start;
+            if let Some(block) = self.blocks.get_mut(self.filling) {
+                block.truncate(start);
+            }
         }
         let held = self.store(record);
         if let Some(slot) = self.held.get_mut(at) {
@@ -931,10 +941,9 @@ impl Spans {
     }
 }
 
-/// A tool call's result, when it has one; how it leaves the run. `raw`
-/// is the call as sent, `tool_call` its fields.
-fn result(raw: Raw<'_>, tool_call: &Fields<'_>, id: &str, session: Option<&str>, calls: &mut dyn CallSink) -> Last {
-    let status = tool_call.get("status").and_then(raw_string);
+/// A tool call's result, when it has one; how it leaves the run.
+fn result(tool_call: &ToolCall<'_>, id: &str, session: Option<&str>, calls: &mut dyn CallSink) -> Last {
+    let status = tool_call.status.and_then(raw_string);
     let (terminal, last) = match status.as_deref() {
         Some("success") => (ToolCallStatus::Completed, Last::Tools),
         Some("error") => (ToolCallStatus::Failed, Last::Tools),
@@ -943,16 +952,16 @@ fn result(raw: Raw<'_>, tool_call: &Fields<'_>, id: &str, session: Option<&str>,
         // written: no result yet.
         None | Some("scheduled" | "validating" | "awaiting_approval" | "executing") => return Last::Tools,
         Some(_) => {
-            let tool_call = printed(raw.get());
+            let tool_call = tool_call.raw.map_or(Cow::Borrowed(""), |raw| printed(raw.get()));
             let detail = format!("gemini-cli-chat: a tool call of a status this format does not know: {tool_call}");
             report(calls, session, AnomalyKind::UnknownStatus, &detail);
             return Last::Tools;
         }
     };
-    if let Some(at_ms) = tool_call.get("timestamp").and_then(raw_string).as_deref().and_then(rfc3339_ms) {
+    if let Some(at_ms) = tool_call.timestamp.and_then(raw_string).as_deref().and_then(rfc3339_ms) {
         calls.clock(at_ms);
     }
-    let content = result_text(tool_call);
+    let content = tool_call.result_text();
     calls.call(session, Call::ToolUpdate { id, content: &content, status: terminal });
     last
 }
@@ -1166,72 +1175,6 @@ impl<'de> Visitor<'de> for Summary<'_> {
     }
 }
 
-/// A tool call's result as text: each `functionResponse`'s `output` (or
-/// `error`), other parts' text, joined by lines; the `resultDisplay` when
-/// the result holds none.
-fn result_text(tool_call: &Fields<'_>) -> String {
-    let mut texts: SmallVec<[Cow<'_, str>; 2]> = SmallVec::new();
-    let parts = match tool_call.get("result") {
-        Some(list) if list.get().starts_with('[') => raw_list(list),
-        Some(part) if part.get().starts_with('{') => smallvec::smallvec![part],
-        Some(text) if text.get().starts_with('"') => return text_of(text).into_owned(),
-        _ => SmallVec::new(),
-    };
-    for part in parts {
-        let part = object_fields(part);
-        let response = part.get("functionResponse").and_then(|call| object_fields(call).get("response"));
-        if let Some(response) = response {
-            let fields = object_fields(response);
-            match fields.get("output").or_else(|| fields.get("error")) {
-                Some(value) if value.get() != "null" => texts.push(text_of(value)),
-                _ if response.get() != "null" => texts.push(printed(response.get())),
-                _ => {}
-            }
-        } else if let Some(text) = part.get("text").and_then(raw_string) {
-            texts.push(text);
-        }
-    }
-    if texts.is_empty() {
-        if let Some(display) = tool_call.get("resultDisplay").filter(|display| display.get() != "null") {
-            return text_of(display).into_owned();
-        }
-    }
-    texts.join("\n")
-}
-
-/// A value put where text goes: a string is its own text, anything else
-/// its JSON, printed as a value is.
-fn text_of(raw: Raw<'_>) -> Cow<'_, str> {
-    raw_string(raw).unwrap_or_else(|| printed(raw.get()))
-}
-
-/// The items of a list, raw; none for any other value.
-fn raw_list(raw: Raw<'_>) -> SmallVec<[Raw<'_>; 1]> {
-    let mut read = None;
-    let scanned = scan_raw(raw, |value| {
-        let (list, end) = ListOr::scan(value)?;
-        read = Some(list);
-        Some(end)
-    });
-    if !scanned {
-        read = serde_json::from_str::<ListOr<'_>>(raw.get()).ok();
-    }
-    match read {
-        Some(ListOr::List(items)) => items,
-        _ => SmallVec::new(),
-    }
-}
-
-/// The fields of an object, raw (a key written twice counts with its last
-/// value, as a map keeps it); none for any other value.
-fn object_fields(raw: Raw<'_>) -> Fields<'_> {
-    let mut fields = Fields::default();
-    if !raw.get().starts_with('{') || Fields::read_raw(raw, &mut fields).is_err() {
-        return Fields::default();
-    }
-    fields
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1351,6 +1294,17 @@ mod tests {
             }
         };
         check(&pending, 300);
+        // The record stored last, written again and again, takes the room
+        // of one.
+        let used = |pending: &Pending| pending.blocks.iter().map(String::len).sum::<usize>();
+        let before = used(&pending);
+        for n in 0..5 {
+            let text = leak(format!(r#"{{"id":"m299","content":"{}"}}"#, "z".repeat(2000 + n)));
+            assert!(pending.replace(299, &record(299, text)));
+            assert_eq!(pending.message(299).map(|(json, _)| json), Some(text));
+        }
+        assert!(used(&pending) < before + 2100, "{} bytes after {before}", used(&pending));
+        check(&pending, 299);
         // A rewind into the records, then more records.
         pending.truncate(120);
         for (n, text) in texts.iter().enumerate().skip(120).take(60) {
