@@ -297,7 +297,7 @@ fn checked_end(bytes: &[u8], at: usize) -> Option<usize> {
 fn checked_string_end(bytes: &[u8], at: usize) -> Option<usize> {
     let mut from = at + 1;
     loop {
-        let quote = from + memchr::memchr(b'"', bytes.get(from..)?)?;
+        let quote = from + next_quote(bytes.get(from..)?)?;
         let body = bytes.get(at + 1..quote)?;
         let backslashes = body.iter().rev().take_while(|&&byte| byte == b'\\').count();
         if backslashes % 2 == 0 {
@@ -305,6 +305,29 @@ fn checked_string_end(bytes: &[u8], at: usize) -> Option<usize> {
         }
         from = quote + 1;
     }
+}
+
+/// The first quote in `bytes`: most strings are short (keys, ids,
+/// statuses), so the first few words are looked at eight bytes at a time,
+/// and only a longer string is searched a vector at a time (whose setup
+/// costs more than a short string's whole scan).
+#[inline]
+fn next_quote(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut at = 0;
+    for _ in 0..4 {
+        let Some(chunk) = bytes.get(at..at + 8) else {
+            return bytes.get(at..)?.iter().position(|&byte| byte == b'"').map(|found| at + found);
+        };
+        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).ok()?) ^ (ONES * u64::from(b'"'));
+        let quotes = word.wrapping_sub(ONES) & !word & HIGHS;
+        if quotes != 0 {
+            return Some(at + (quotes.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    memchr::memchr(b'"', bytes.get(at..)?).map(|found| at + found)
 }
 
 /// `word` at `at`, and where it ends.

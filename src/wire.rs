@@ -88,14 +88,13 @@ pub fn write_record(out: &mut Vec<u8>, record: SinkRecord<'_>) {
     #[derive(Serialize)]
     #[serde(tag = "type", rename_all = "snake_case")]
     enum Line<'a> {
-        Round(&'a Round),
         Stitch(&'a Stitch),
         Anomaly(&'a Anomaly),
         Meta(&'a MetaPatch),
         Summary(&'a Summary),
     }
     let line = match record {
-        SinkRecord::Round(round) => Line::Round(round),
+        SinkRecord::Round(round) => return write_round(out, round),
         SinkRecord::Stitch(stitch) => Line::Stitch(stitch),
         SinkRecord::Anomaly(anomaly) => Line::Anomaly(anomaly),
         SinkRecord::Meta(patch) => Line::Meta(patch),
@@ -134,12 +133,194 @@ pub fn write_ui_event(out: &mut Vec<u8>, session: Option<&str>, event: &UiEvent<
     write_json(out, &Line { event, session });
 }
 
-pub(crate) fn write_json(out: &mut Vec<u8>, value: &impl Serialize) {
+/// Writes a round as its output line, the bytes serde's derive writes for
+/// it (`write_json` of the tagged line): most lines are rounds, and the
+/// derive reaches each field through a layer of tagging and a key escaped
+/// byte by byte, where the keys here are written as they are. Strings,
+/// numbers and metadata still go through serde_json's own writer.
+fn write_round(out: &mut Vec<u8>, round: &Round) {
+    out.extend_from_slice(br#"{"type":"round""#);
+    if let Some(session) = &round.session {
+        out.extend_from_slice(br#","session":"#);
+        text(out, session);
+    }
+    out.extend_from_slice(br#","run":"#);
+    number(out, round.run);
+    out.extend_from_slice(br#","index":"#);
+    number(out, round.index);
+    out.extend_from_slice(br#","closed_by":"#);
+    text(out, round.closed_by.as_str());
+    out.extend_from_slice(br#","message":"#);
+    text(out, &round.message);
+    out.extend_from_slice(br#","thought":"#);
+    text(out, &round.thought);
+    out.extend_from_slice(br#","tool_calls":["#);
+    for (at, call) in round.tool_calls.iter().enumerate() {
+        if at > 0 {
+            out.push(b',');
+        }
+        write_tool_call(out, call);
+    }
+    out.extend_from_slice(br#"],"started_at_ms":"#);
+    number(out, round.started_at_ms);
+    out.extend_from_slice(br#","finished_at_ms":"#);
+    number(out, round.finished_at_ms);
+    if !round.meta.is_empty() {
+        out.extend_from_slice(br#","meta":"#);
+        write_json(out, &round.meta);
+    }
+    out.push(b'}');
+}
+
+fn write_tool_call(out: &mut Vec<u8>, call: &crate::model::ToolCall) {
+    out.extend_from_slice(br#"{"id":"#);
+    text(out, &call.id);
+    out.extend_from_slice(br#","title":"#);
+    text(out, &call.title);
+    if !call.name.is_empty() {
+        out.extend_from_slice(br#","name":"#);
+        text(out, &call.name);
+    }
+    out.extend_from_slice(br#","arguments":"#);
+    text(out, &call.arguments);
+    out.extend_from_slice(br#","result":{"status":"#);
+    match &call.result {
+        crate::model::ToolResult::Completed { content } => {
+            out.extend_from_slice(br#""completed","content":"#);
+            text(out, content);
+        }
+        crate::model::ToolResult::Failed { content } => {
+            out.extend_from_slice(br#""failed","content":"#);
+            text(out, content);
+        }
+        crate::model::ToolResult::Placeholder { reason, output } => {
+            out.extend_from_slice(br#""placeholder","reason":"#);
+            text(out, reason.as_str());
+            if let Some(output) = output {
+                out.extend_from_slice(br#","output":"#);
+                text(out, output);
+            }
+        }
+    }
+    out.extend_from_slice(br#"},"started_at_ms":"#);
+    number(out, call.started_at_ms);
+    out.extend_from_slice(br#","finished_at_ms":"#);
+    number(out, call.finished_at_ms);
+    if !call.meta.is_empty() {
+        out.extend_from_slice(br#","meta":"#);
+        write_json(out, &call.meta);
+    }
+    out.push(b'}');
+}
+
+/// A string as JSON, escaped by serde_json.
+fn text(out: &mut Vec<u8>, text: &str) {
+    write_json(out, text);
+}
+
+fn number(out: &mut Vec<u8>, number: u64) {
+    write_json(out, &number);
+}
+
+pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
     // Serialising these types into memory cannot fail: they hold strings,
     // integers and enums only, and writing to a Vec never errors. Should it
     // ever fail, the partial line is removed rather than left corrupt.
     let len = out.len();
     if serde_json::to_writer(&mut *out, value).is_err() {
         out.truncate(len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ClosedBy, PlaceholderReason, ToolCall, ToolResult};
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(String::new()),
+            "[a-z ]{0,8}",
+            any::<String>(),
+            Just("\"quoted\" \\ \n\t\u{1}\u{7f} é 😀".to_owned()),
+        ]
+    }
+
+    fn meta() -> impl Strategy<Value = crate::Meta> {
+        prop::collection::vec(("[a-z_]{1,6}", text()), 0..3)
+            .prop_map(|members| members.into_iter().map(|(key, value)| (key, serde_json::Value::from(value))).collect())
+    }
+
+    fn result() -> impl Strategy<Value = ToolResult> {
+        let reasons = [
+            PlaceholderReason::Superseded,
+            PlaceholderReason::Completed,
+            PlaceholderReason::Failed,
+            PlaceholderReason::Canceled,
+            PlaceholderReason::Interrupted,
+        ];
+        prop_oneof![
+            text().prop_map(|content| ToolResult::Completed { content }),
+            text().prop_map(|content| ToolResult::Failed { content }),
+            (prop::sample::select(reasons.to_vec()), prop::option::of(text()))
+                .prop_map(|(reason, output)| ToolResult::Placeholder { reason, output }),
+        ]
+    }
+
+    fn tool_call() -> impl Strategy<Value = ToolCall> {
+        (text(), text(), text(), text(), result(), any::<u64>(), any::<u64>(), meta()).prop_map(
+            |(id, title, name, arguments, result, started_at_ms, finished_at_ms, meta)| ToolCall {
+                id,
+                title,
+                name,
+                arguments,
+                result,
+                started_at_ms,
+                finished_at_ms,
+                meta,
+            },
+        )
+    }
+
+    fn round() -> impl Strategy<Value = Round> {
+        let closed = prop::sample::select(vec![ClosedBy::NextChunk, ClosedBy::ToolsDone, ClosedBy::Finish]);
+        (
+            prop::option::of(text()),
+            (any::<u64>(), any::<u64>(), closed),
+            (text(), text()),
+            prop::collection::vec(tool_call(), 0..3),
+            (any::<u64>(), any::<u64>(), meta()),
+        )
+            .prop_map(
+                |(session, (run, index, closed_by), (message, thought), tool_calls, (started, finished, meta))| Round {
+                    session,
+                    run,
+                    index,
+                    closed_by,
+                    message,
+                    thought,
+                    tool_calls,
+                    started_at_ms: started,
+                    finished_at_ms: finished,
+                    meta,
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+        /// A round written field by field is the line serde's derive
+        /// writes for it, and reads back as the same round.
+        #[test]
+        fn a_round_is_written_as_serde_writes_it(round in round()) {
+            let mut written = Vec::new();
+            write_record(&mut written, SinkRecord::Round(&round));
+            let by_serde = serde_json::to_vec(&OutputLine::Round(round.clone())).unwrap();
+            prop_assert_eq!(&written, &by_serde);
+            let read: OutputLine = serde_json::from_slice(&written).unwrap();
+            prop_assert_eq!(read, OutputLine::Round(round));
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::borrowed::{json_value, plain_string};
+use super::borrowed::json_value;
 use super::CallSink;
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -89,18 +89,29 @@ impl ItemMeta {
         let alone = self.0.len() == 1;
         if let (true, Some(Value::Array(items))) = (alone, self.0.get_mut(key)) {
             if let [Value::Object(item)] = items.as_mut_slice() {
-                let same = item.len() == fields.len() && item.keys().zip(fields).all(|(held, (name, _))| held == name);
-                if same {
-                    for ((_, value), (_, raw)) in item.iter_mut().zip(fields) {
-                        overwrite(value, raw);
-                    }
-                    return &self.0;
-                }
+                fill_fields(item, fields);
+                return &self.0;
             }
         }
-        let item = fields.iter().map(|(name, raw)| ((*name).to_owned(), json_value(raw))).collect();
+        let mut item = Meta::new();
+        fill_fields(&mut item, fields);
         self.of(key, Value::Object(item))
     }
+}
+
+/// Makes `object` the object of `fields` (names and raw JSON values, in
+/// order): when it has the same names, its values are overwritten in place
+/// ([`overwrite`]); otherwise it is made again.
+pub(crate) fn fill_fields(object: &mut Meta, fields: &[(&str, &str)]) {
+    let same = object.len() == fields.len() && object.keys().zip(fields).all(|(held, (name, _))| held == name);
+    if same {
+        for ((_, value), (_, raw)) in object.iter_mut().zip(fields) {
+            overwrite(value, raw);
+        }
+        return;
+    }
+    object.clear();
+    object.extend(fields.iter().map(|(name, raw)| ((*name).to_owned(), json_value(raw))));
 }
 
 /// Makes `value` the value of `raw` (JSON text read once already), in
@@ -111,9 +122,9 @@ impl ItemMeta {
 /// the shape of the one before.
 fn overwrite(value: &mut Value, raw: &str) {
     let in_place = match value {
-        Value::String(text) => plain_string(raw).map(|plain| {
+        Value::String(text) => raw.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')).and_then(|body| {
             text.clear();
-            text.push_str(plain);
+            crate::json_scan::unescape_into(body, text)
         }),
         Value::Number(number) => crate::json_scan::Value::whole(raw, |value| {
             let (count, end) = value.count()?;

@@ -61,7 +61,7 @@ use super::borrowed::{
     json_string, json_value, raw_string, raw_value, scan_raw, scan_whole, utf8, Fields, Key, ListOr, Scan,
 };
 use super::printed::printed;
-use super::support::{json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
+use super::support::{fill_fields, json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -166,6 +166,9 @@ pub struct GeminiCliChatAdapter {
     /// The round metadata of one model message, made again for each.
     #[serde(skip)]
     item: ItemMeta,
+    /// The metadata of one tool call, made again for each.
+    #[serde(skip)]
+    tool_meta: Meta,
     /// A model message's reasoning and text, written into the buffers of
     /// the message before.
     #[serde(skip)]
@@ -579,19 +582,22 @@ impl GeminiCliChatAdapter {
         let args = tool_call.args.filter(|args| args.get() != "null");
         let args = args.map_or(Cow::Borrowed("{}"), |args| printed(args.get()));
         calls.call(self.session(), Call::ArgsSnapshot { id: &id, args: &args });
-        let mut meta = Meta::new();
         let kept = [
-            (tool_call.status, "status"),
-            (tool_call.result_display, "result_display"),
-            (tool_call.description, "description"),
+            ("gemini_cli_chat_status", tool_call.status),
+            ("gemini_cli_chat_result_display", tool_call.result_display),
+            ("gemini_cli_chat_description", tool_call.description),
         ];
-        for (value, name) in kept {
-            if let Some(value) = value.filter(|value| value.get() != "null") {
-                meta.insert(format!("gemini_cli_chat_{name}"), raw_value(value));
+        let mut fields: [(&str, &str); 3] = [("", ""); 3];
+        let mut count = 0;
+        for (name, value) in kept {
+            if let (Some(value), Some(field)) = (value.filter(|value| value.get() != "null"), fields.get_mut(count)) {
+                *field = (name, value.get());
+                count += 1;
             }
         }
-        if !meta.is_empty() {
-            calls.call(self.session(), Call::ToolMeta { id: &id, meta: &meta });
+        if let Some(fields @ [_, ..]) = fields.get(..count) {
+            fill_fields(&mut self.tool_meta, fields);
+            calls.call(self.session(), Call::ToolMeta { id: &id, meta: &self.tool_meta });
         }
         id
     }
