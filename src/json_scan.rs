@@ -531,6 +531,29 @@ pub fn check_against_serde(text: &str) {
     if Value::whole(text, Value::skip).is_some() {
         assert!(serde_json::from_str::<IgnoredAny>(text).is_ok(), "the scanner reads what serde refuses: {text:?}");
     }
+    if serde_json::from_str::<IgnoredAny>(text).is_ok() {
+        // Checked text: a value skipped is measured to the same end, and
+        // an object's members are found at the same places.
+        let members = |read: fn(&str, &mut dyn FnMut(Value<'_>) -> Option<usize>) -> Option<()>| {
+            let mut found = Vec::new();
+            let whole = read(text, &mut |value| {
+                value.object(|key, value| {
+                    let (raw, end) = value.raw()?;
+                    found.push((key.to_owned(), raw.to_owned()));
+                    Some(end)
+                })
+            });
+            whole.map(|()| found)
+        };
+        let strict = members(|text, read| Value::whole(text, read));
+        let checked = members(|text, read| Value::whole_checked(text, read));
+        if let Some(strict) = strict {
+            assert_eq!(checked, Some(strict), "checked text measured otherwise: {text:?}");
+        }
+        if Value::whole(text, Value::skip).is_some() {
+            assert!(Value::whole_checked(text, Value::skip).is_some(), "checked text measured otherwise: {text:?}");
+        }
+    }
     if Value::whole(text, Value::discard).is_some() {
         assert!(serde_json::from_str::<Dropped>(text).is_ok(), "discarded what serde refuses: {text:?}");
     }

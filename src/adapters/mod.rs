@@ -56,6 +56,9 @@ mod scan_tests;
 #[doc(hidden)]
 pub use borrowed::by_serde_alone;
 mod printed;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use printed::check_printed;
 mod run_lists;
 mod support;
 

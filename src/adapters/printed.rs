@@ -164,6 +164,21 @@ fn without_space(json: &str) -> String {
     out
 }
 
+/// What [`printed`] gives against what serde_json prints, for the
+/// property test below and the `json_scan` fuzz target: for any text
+/// serde_json reads as a value, compact or pretty-printed, the same text.
+/// Panics on a difference.
+#[cfg(any(test, fuzzing))]
+pub fn check_printed(text: &str) {
+    if let Ok(read) = serde_json::from_str::<serde_json::Value>(text) {
+        let want = read.to_string();
+        assert_eq!(printed(text), want, "printed otherwise: {text:?}");
+        if let Ok(pretty) = serde_json::to_string_pretty(&read) {
+            assert_eq!(printed(&pretty), want, "printed otherwise: {pretty:?}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,11 +241,7 @@ mod tests {
         /// prints, compact or pretty-printed.
         #[test]
         fn printed_is_what_serde_prints(text in crate::json_scan::tests::jsonish()) {
-            if let Ok(read) = serde_json::from_str::<serde_json::Value>(&text) {
-                proptest::prop_assert_eq!(printed(&text), read.to_string());
-                let pretty = serde_json::to_string_pretty(&read).unwrap();
-                proptest::prop_assert_eq!(printed(&pretty), read.to_string());
-            }
+            check_printed(&text);
         }
     }
 }
