@@ -195,7 +195,10 @@ impl Adapter for GeminiCliChatAdapter {
             if let (Some(ListOr::List(messages)), true) = (&head.messages, head.session_id.is_some()) {
                 // A whole document: every message, and the last run ends
                 // with it. Its other fields are the session's.
-                let fields: Fields<'_> = serde_json::from_str(text).map_err(|error| BadLine::json(&error))?;
+                // Read whole once already: its fields are measured, not
+                // checked again.
+                let mut fields = Fields::default();
+                Fields::read_raw(Raw::checked(text), &mut fields).map_err(|error| BadLine::json(&error))?;
                 let session_id = head.session_id.and_then(json_string);
                 let session = fields.0.iter().filter(|(key, _)| key != "messages");
                 self.merge_session(
@@ -402,10 +405,11 @@ impl GeminiCliChatAdapter {
         self.open_thought = false;
     }
 
-    /// One message of the conversation, as JSON; `spans`, where its fields
-    /// are when they were found as it was read.
+    /// One message of the conversation, as JSON read once already (held,
+    /// or an item of a document); `spans`, where its fields are when they
+    /// were found as it was read.
     fn message(&mut self, json: &str, spans: Option<&Spans>, calls: &mut dyn CallSink) {
-        match spans.and_then(|spans| spans.message(json)).or_else(|| Message::read(json)) {
+        match spans.and_then(|spans| spans.message(json)).or_else(|| Message::read_again(json)) {
             Some(view) => self.message_view(&view, json, calls),
             None => self.unknown_message(json, calls),
         }
@@ -817,11 +821,26 @@ struct Message<'a> {
 impl<'a> Message<'a> {
     /// The fields of a JSON object; `None` for anything else.
     fn read(json: &'a str) -> Option<Message<'a>> {
+        Self::read_text(json, false)
+    }
+
+    /// [`Message::read`] of a message read once already (held, or an item
+    /// of a document): what is skipped is measured, not checked again.
+    fn read_again(json: &'a str) -> Option<Message<'a>> {
+        Self::read_text(json, true)
+    }
+
+    fn read_text(json: &'a str, checked: bool) -> Option<Message<'a>> {
         if !json.trim_start().starts_with('{') {
             return None;
         }
         let mut message = Message::default();
-        if scan_whole(json, |value| message.scan_in(value)) {
+        let scanned = if checked {
+            scan_raw(Raw::checked(json), |value| message.scan_in(value))
+        } else {
+            scan_whole(json, |value| message.scan_in(value))
+        };
+        if scanned {
             return Some(message);
         }
         serde_json::from_str(json).ok()
