@@ -257,14 +257,25 @@ pub trait ReplayObserver {
     fn bad_line(&mut self, _line: u64, _error: &BadLine) {}
     /// Called about every 16 MiB of input.
     fn progress(&mut self, _bytes: u64, _lines: u64) {}
+    /// Output of the first format, 64 KiB or more, made while
+    /// one input line (or the end of input) is still being translated: a
+    /// format that holds records until a turn is over (a Gemini CLI chat
+    /// holds a prompt's messages) writes that turn's rounds in one go.
+    /// `true` when the bytes were taken (written out), and they are gone
+    /// from the replayer; by default they stay for
+    /// [`Replayer::take_output`], whole.
+    fn output(&mut self, _bytes: &[u8]) -> bool {
+        false
+    }
 }
 
 /// Observes nothing.
 impl ReplayObserver for () {}
 
 const PROGRESS_EVERY: u64 = 16 << 20;
-/// At the end of input, output is written out once it holds this much.
-const FLUSH_AT: usize = 1 << 16;
+/// Output is written out once it holds this much: at the end of input, and
+/// while one line makes much of it ([`ReplayObserver::output`]).
+pub(crate) const FLUSH_AT: usize = 1 << 16;
 
 /// Replays a recorded stream from `input`, writing the output of `options`
 /// to `output`: the I/O loop around a [`Replayer`].
@@ -304,7 +315,9 @@ pub fn replay(
             break;
         }
         let read = chunk.len();
-        replayer.feed(chunk, observer);
+        let mut streaming = Streaming { observer: &mut *observer, output: &mut output, failed: None };
+        replayer.feed(chunk, &mut streaming);
+        streaming.check()?;
         input.consume(read);
         let stats = replayer.stats();
         if stats.bytes >= next_progress {
@@ -314,7 +327,9 @@ pub fn replay(
         // The buffer ran dry: the next read may wait for more input.
         write_out(&mut replayer, &mut output)?;
     }
-    replayer.end_input(observer);
+    let mut streaming = Streaming { observer: &mut *observer, output: &mut output, failed: None };
+    replayer.end_input(&mut streaming);
+    streaming.check()?;
     // A million sessions' final rounds are never held at once.
     while replayer.finish_next() {
         if replayer.pending_output() > FLUSH_AT {
@@ -323,6 +338,45 @@ pub fn replay(
     }
     write_out(&mut replayer, &mut output)?;
     Ok(replayer.into_stats())
+}
+
+/// The caller's observer, and the output written as soon as a line makes
+/// much of it ([`ReplayObserver::output`]): a turn held and translated at
+/// once is written as it is translated, not gathered whole first.
+struct Streaming<'o, W: Write> {
+    observer: &'o mut dyn ReplayObserver,
+    output: &'o mut W,
+    /// The first write that failed; the output since stays in the replayer.
+    failed: Option<io::Error>,
+}
+
+impl<W: Write> Streaming<'_, W> {
+    fn check(&mut self) -> Result<(), ReplayError> {
+        self.failed.take().map_or(Ok(()), |error| Err(ReplayError::Write(error)))
+    }
+}
+
+impl<W: Write> ReplayObserver for Streaming<'_, W> {
+    fn bad_line(&mut self, line: u64, error: &BadLine) {
+        self.observer.bad_line(line, error);
+    }
+
+    fn progress(&mut self, bytes: u64, lines: u64) {
+        self.observer.progress(bytes, lines);
+    }
+
+    fn output(&mut self, bytes: &[u8]) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        match self.output.write_all(bytes) {
+            Ok(()) => true,
+            Err(error) => {
+                self.failed = Some(error);
+                false
+            }
+        }
+    }
 }
 
 /// Writes and flushes the pending output.

@@ -354,7 +354,7 @@ impl Replayer {
             self.decide(InputFormat::detect(b""), observer);
         }
         if let Some(adapter) = self.adapter.as_mut() {
-            adapter.end(&mut self.sessions);
+            adapter.end(&mut Streamed { sessions: &mut self.sessions, observer });
         }
         self.stats.sessions = self.sessions.count();
     }
@@ -618,7 +618,7 @@ impl Replayer {
     fn translate(&mut self, payload: &[u8], number: u64, observer: &mut dyn ReplayObserver) {
         let Some(adapter) = self.adapter.as_mut() else { return };
         let unknown_before = self.sessions.unknown_events;
-        let translated = adapter.translate(payload, &mut self.sessions);
+        let translated = adapter.translate(payload, &mut Streamed { sessions: &mut self.sessions, observer });
         if self.sessions.unknown_events != unknown_before {
             self.stats.unknown_events += 1;
             if self.stats.unknown_events_look_like.is_none() {
@@ -648,5 +648,27 @@ impl Replayer {
         let anomaly = Call::Anomaly { kind: AnomalyKind::BadLine, id: None, detail: &detail };
         self.sessions.call(error.session.as_deref(), anomaly);
         observer.bad_line(number, error);
+    }
+}
+
+/// The calls of one adapter call into the sessions, with the output of the
+/// first format handed to the observer once it holds
+/// [`FLUSH_AT`](super::FLUSH_AT) bytes ([`ReplayObserver::output`]).
+struct Streamed<'s> {
+    sessions: &'s mut Sessions,
+    observer: &'s mut dyn ReplayObserver,
+}
+
+impl CallSink for Streamed<'_> {
+    fn call(&mut self, session: Option<&str>, call: Call<'_>) {
+        self.sessions.call(session, call);
+        let output = self.sessions.output(0);
+        if output.len() >= super::FLUSH_AT && self.observer.output(output) {
+            self.sessions.clear_output(0);
+        }
+    }
+
+    fn clock(&mut self, at_ms: u64) {
+        self.sessions.clock(at_ms);
     }
 }

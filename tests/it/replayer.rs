@@ -318,3 +318,80 @@ fn an_adapter_state_with_any_value_changed_is_refused_or_read_on() {
     }
     assert!(tried > 200, "states changed and restored: {tried}");
 }
+
+/// A Gemini CLI chat whose one prompt holds `messages` model messages, each
+/// a round with a tool call answered inline: held until the input ends,
+/// then translated at once.
+fn one_long_prompt(messages: usize) -> Vec<u8> {
+    let mut chat = String::from(
+        "{\"sessionId\":\"s\",\"projectHash\":\"p\"}\n{\"id\":\"u\",\"type\":\"user\",\"content\":\"go\"}\n",
+    );
+    let output = "line of output\\n".repeat(20);
+    for n in 0..messages {
+        chat.push_str(&format!(
+            r#"{{"id":"g{n}","type":"gemini","content":"step {n}","toolCalls":[{{"id":"t{n}","name":"run","args":{{"n":{n}}},"status":"success","result":[{{"functionResponse":{{"response":{{"output":"{output}"}}}}}}]}}]}}"#
+        ));
+        chat.push('\n');
+    }
+    chat.into_bytes()
+}
+
+/// A writer that keeps what it is given, and how much each write was.
+#[derive(Default)]
+struct Writes {
+    bytes: Vec<u8>,
+    sizes: Vec<usize>,
+}
+
+impl std::io::Write for Writes {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(bytes);
+        self.sizes.push(bytes.len());
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A turn held whole and translated at once is written as it is
+/// translated: in pieces of about 64 KiB, the same bytes as a replay that
+/// takes its output at the end.
+#[test]
+fn a_long_turn_translated_at_once_is_written_as_it_goes() {
+    let chat = one_long_prompt(600);
+    let options = ReplayOptions::new().from(roundup::adapters::InputFormat::named("gemini-cli-chat").unwrap());
+    let mut replayer = Replayer::new(&options).unwrap();
+    replayer.feed(&chat, &mut ());
+    replayer.finish(&mut ());
+    let mut at_the_end = Vec::new();
+    replayer.take_output(&mut at_the_end);
+    assert!(at_the_end.len() > 4 * 65_536, "{} bytes: a turn of several pieces", at_the_end.len());
+
+    let mut writes = Writes::default();
+    roundup::replay(&chat[..], &mut writes, &options, &mut ()).unwrap();
+    assert_eq!(writes.bytes, at_the_end);
+    let pieces = writes.sizes.iter().filter(|&&size| (65_536..2 * 65_536).contains(&size)).count();
+    assert!(pieces >= 4, "written in pieces as the turn was translated: {:?}", writes.sizes);
+    assert!(writes.sizes.iter().all(|&size| size < 2 * 65_536), "never the whole turn at once: {:?}", writes.sizes);
+}
+
+/// A writer that fails while a turn is written out: the replay stops with
+/// the write's error.
+#[test]
+fn a_failed_write_while_a_turn_is_written_is_the_replay_error() {
+    struct Failing;
+    impl std::io::Write for Failing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let options = ReplayOptions::new().from(roundup::adapters::InputFormat::named("gemini-cli-chat").unwrap());
+    let error = roundup::replay(&one_long_prompt(600)[..], Failing, &options, &mut ()).unwrap_err();
+    assert!(matches!(error, roundup::ReplayError::Write(_)), "{error:?}");
+    let source = std::error::Error::source(&error).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("disk full"));
+}
