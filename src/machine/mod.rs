@@ -713,6 +713,10 @@ fn append_or_replace(buffer: &mut String, text: &str, replace: bool) -> bool {
 
 /// Sets every key of `patch` in `meta`.
 fn merge(meta: &mut Meta, patch: &Meta) {
+    if meta.is_empty() {
+        // A call's first metadata: copied whole, its map sized once.
+        return meta.clone_from(patch);
+    }
     for (key, value) in patch {
         meta.insert(key.clone(), value.clone());
     }

@@ -532,25 +532,21 @@ impl GeminiCliChatAdapter {
     /// read): kept in the run's sum, its total the gauge.
     fn tokens(&mut self, tokens: Option<&str>, calls: &mut dyn CallSink) {
         let Some(tokens) = tokens else { return };
-        let mut counts = Fields::default();
-        if !tokens.starts_with('{') || Fields::read_raw(Raw::checked(tokens), &mut counts).is_err() {
+        let Some(counts) = Counts::read(Raw::checked(tokens)) else {
             let detail = format!("gemini-cli-chat: tokens that are not an object: {}", json_value(tokens));
             return report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
-        }
-        // A count is a whole number (as `Value::as_u64` reads one); any
-        // other value counts nothing.
-        let number = |key: &str| counts.get(key).and_then(|raw| json_u64(raw.get()));
-        let count = |key: &str| number(key).unwrap_or(0);
+        };
+        let count = |number: Option<u64>| number.unwrap_or(0);
         // `cached` is part of `input`: never added to the total again.
-        let parts = count("input").saturating_add(count("output")).saturating_add(count("thoughts"));
-        let total = number("total").unwrap_or(parts.saturating_add(count("tool")));
+        let parts = count(counts.input).saturating_add(count(counts.output)).saturating_add(count(counts.thoughts));
+        let total = counts.total.unwrap_or(parts.saturating_add(count(counts.tool)));
         let first = self.usage.is_empty();
         for (key, value) in [
-            ("input", count("input")),
-            ("output", count("output")),
-            ("cached", count("cached")),
-            ("thoughts", count("thoughts")),
-            ("tool", count("tool")),
+            ("input", count(counts.input)),
+            ("output", count(counts.output)),
+            ("cached", count(counts.cached)),
+            ("thoughts", count(counts.thoughts)),
+            ("tool", count(counts.tool)),
             ("total", total),
         ] {
             match self.usage.get_mut(key) {
@@ -1024,6 +1020,64 @@ fn content_text(content: Option<&str>, text: &mut String) -> Vec<Value> {
             text.push_str(&other.to_string());
             Vec::new()
         }
+    }
+}
+
+/// A message's token counts: each a whole number (as `Value::as_u64`
+/// reads one; any other value counts nothing), the last of a key written
+/// twice.
+#[derive(Debug, Default)]
+struct Counts {
+    input: Option<u64>,
+    output: Option<u64>,
+    cached: Option<u64>,
+    thoughts: Option<u64>,
+    tool: Option<u64>,
+    total: Option<u64>,
+}
+
+impl Counts {
+    fn slot(&mut self, key: &str) -> Option<&mut Option<u64>> {
+        Some(match key {
+            "input" => &mut self.input,
+            "output" => &mut self.output,
+            "cached" => &mut self.cached,
+            "thoughts" => &mut self.thoughts,
+            "tool" => &mut self.tool,
+            "total" => &mut self.total,
+            _ => return None,
+        })
+    }
+
+    /// The counts of `tokens`, read once already as part of its message;
+    /// `None` when it is not an object.
+    fn read(tokens: Raw<'_>) -> Option<Counts> {
+        if !tokens.get().starts_with('{') {
+            return None;
+        }
+        let mut counts = Counts::default();
+        let scanned = scan_raw(tokens, |value| {
+            value.object(|key, value| {
+                let (text, end) = value.raw()?;
+                if let Some(slot) = counts.slot(key) {
+                    *slot = json_u64(text);
+                }
+                Some(end)
+            })
+        });
+        if scanned {
+            return Some(counts);
+        }
+        // Left to serde (a key with an escape): field by field.
+        let mut fields = Fields::default();
+        Fields::read_raw(tokens, &mut fields).ok()?;
+        let mut counts = Counts::default();
+        for (key, value) in &fields.0 {
+            if let Some(slot) = counts.slot(key) {
+                *slot = json_u64(value.get());
+            }
+        }
+        Some(counts)
     }
 }
 
