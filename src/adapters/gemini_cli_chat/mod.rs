@@ -1297,6 +1297,25 @@ mod tests {
     }
 
     #[test]
+    fn token_counts_are_read_alike_with_and_without_the_scanner() {
+        let cases = [
+            (r#"{"input":10,"output":2,"total":12}"#, [Some(10), Some(2), None, None, None, Some(12)]),
+            (r#"{"input":1,"input":"x","tool":1.5,"cached":-1,"thoughts":3}"#, [None, None, None, Some(3), None, None]),
+            (r#"{"total":5,"to\u0074al":7,"extra":{"input":9}}"#, [None, None, None, None, None, Some(7)]),
+            (r#"{}"#, [None; 6]),
+        ];
+        for (tokens, want) in cases {
+            for counts in [Counts::read(Raw::of(tokens)), crate::adapters::by_serde_alone(|| Counts::read(Raw::of(tokens)))] {
+                let counts = counts.unwrap();
+                let read = [counts.input, counts.output, counts.cached, counts.thoughts, counts.tool, counts.total];
+                assert_eq!(read, want, "{tokens}");
+            }
+        }
+        assert!(Counts::read(Raw::of("[1]")).is_none());
+        assert!(Counts::read(Raw::of("null")).is_none());
+    }
+
+    #[test]
     fn a_count_is_the_whole_number_serde_reads() {
         for raw in ["0", "12", "-0", "-1", "1.0", "1e3", "2E1", "18446744073709551615", "18446744073709551616", "\"7\""]
         {
