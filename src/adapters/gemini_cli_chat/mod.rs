@@ -1305,7 +1305,9 @@ mod tests {
             (r#"{}"#, [None; 6]),
         ];
         for (tokens, want) in cases {
-            for counts in [Counts::read(Raw::of(tokens)), crate::adapters::by_serde_alone(|| Counts::read(Raw::of(tokens)))] {
+            for counts in
+                [Counts::read(Raw::of(tokens)), crate::adapters::by_serde_alone(|| Counts::read(Raw::of(tokens)))]
+            {
                 let counts = counts.unwrap();
                 let read = [counts.input, counts.output, counts.cached, counts.thoughts, counts.tool, counts.total];
                 assert_eq!(read, want, "{tokens}");
