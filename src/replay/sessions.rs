@@ -225,6 +225,7 @@ impl Sessions {
 
 /// Adapters address their calls to the sessions of the replay.
 impl CallSink for Sessions {
+    #[inline]
     fn call(&mut self, session: Option<&str>, call: Call<'_>) {
         if matches!(call, Call::Unknown { .. } | Call::Anomaly { kind: AnomalyKind::UnknownEvent, .. }) {
             self.unknown_events += 1;
