@@ -161,15 +161,8 @@ fn write_round(out: &mut Vec<u8>, round: &Round) {
         }
         write_tool_call(out, call);
     }
-    out.extend_from_slice(br#"],"started_at_ms":"#);
-    number(out, round.started_at_ms);
-    out.extend_from_slice(br#","finished_at_ms":"#);
-    number(out, round.finished_at_ms);
-    if !round.meta.is_empty() {
-        out.extend_from_slice(br#","meta":"#);
-        write_json(out, &round.meta);
-    }
-    out.push(b'}');
+    out.push(b']');
+    write_span_and_meta(out, round.started_at_ms, round.finished_at_ms, &round.meta);
 }
 
 fn write_tool_call(out: &mut Vec<u8>, call: &crate::model::ToolCall) {
@@ -202,13 +195,21 @@ fn write_tool_call(out: &mut Vec<u8>, call: &crate::model::ToolCall) {
             }
         }
     }
-    out.extend_from_slice(br#"},"started_at_ms":"#);
-    number(out, call.started_at_ms);
+    out.push(b'}');
+    write_span_and_meta(out, call.started_at_ms, call.finished_at_ms, &call.meta);
+}
+
+/// The last fields of a round and of a tool call, and the brace that
+/// closes it: when it started and finished, and its metadata if it has
+/// any.
+fn write_span_and_meta(out: &mut Vec<u8>, started_at_ms: u64, finished_at_ms: u64, meta: &crate::Meta) {
+    out.extend_from_slice(br#","started_at_ms":"#);
+    number(out, started_at_ms);
     out.extend_from_slice(br#","finished_at_ms":"#);
-    number(out, call.finished_at_ms);
-    if !call.meta.is_empty() {
+    number(out, finished_at_ms);
+    if !meta.is_empty() {
         out.extend_from_slice(br#","meta":"#);
-        write_json(out, &call.meta);
+        write_json(out, meta);
     }
     out.push(b'}');
 }
