@@ -264,6 +264,42 @@ pub trait ReplayObserver {
     /// `true` when the bytes were taken (written out), and they are gone
     /// from the replayer; by default they stay for
     /// [`Replayer::take_output`], whole.
+    ///
+    /// ```
+    /// use roundup::adapters::InputFormat;
+    /// use roundup::{ReplayObserver, ReplayOptions, Replayer};
+    ///
+    /// /// Takes the output as it comes, in pieces.
+    /// #[derive(Default)]
+    /// struct Pieces(Vec<Vec<u8>>);
+    /// impl ReplayObserver for Pieces {
+    ///     fn output(&mut self, bytes: &[u8]) -> bool {
+    ///         self.0.push(bytes.to_vec());
+    ///         true
+    ///     }
+    /// }
+    ///
+    /// // One prompt of a Gemini CLI chat: held until the input ends, then
+    /// // translated in one go.
+    /// let mut chat = String::from("{\"id\":\"u\",\"type\":\"user\",\"content\":\"go\"}\n");
+    /// for n in 0..400 {
+    ///     chat += &format!(r#"{{"id":"g{n}","type":"gemini","content":"{}","toolCalls":[{{"id":"t{n}","status":"success","result":"done"}}]}}"#, "x".repeat(200));
+    ///     chat.push('\n');
+    /// }
+    /// let options = ReplayOptions::new().from(InputFormat::named("gemini-cli-chat").unwrap());
+    /// let mut replayer = Replayer::new(&options).unwrap();
+    /// let mut pieces = Pieces::default();
+    /// replayer.feed(chat.as_bytes(), &mut pieces);
+    /// replayer.end_input(&mut pieces);
+    /// while replayer.finish_next() {}
+    /// assert!(pieces.0.len() > 1, "written as the prompt was translated");
+    /// let mut streamed = pieces.0.concat();
+    /// replayer.take_output(&mut streamed);
+    ///
+    /// let mut whole = Vec::new();
+    /// roundup::replay(chat.as_bytes(), &mut whole, &options, &mut ()).unwrap();
+    /// assert_eq!(streamed, whole);
+    /// ```
     fn output(&mut self, _bytes: &[u8]) -> bool {
         false
     }
