@@ -313,15 +313,12 @@ fn checked_string_end(bytes: &[u8], at: usize) -> Option<usize> {
 /// costs more than a short string's whole scan).
 #[inline]
 fn next_quote(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut at = 0;
     for _ in 0..4 {
         let Some(chunk) = bytes.get(at..at + 8) else {
             return bytes.get(at..)?.iter().position(|&byte| byte == b'"').map(|found| at + found);
         };
-        let word = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).ok()?) ^ (ONES * u64::from(b'"'));
-        let quotes = word.wrapping_sub(ONES) & !word & HIGHS;
+        let quotes = bytes_equal(u64::from_le_bytes(<[u8; 8]>::try_from(chunk).ok()?), b'"');
         if quotes != 0 {
             return Some(at + (quotes.trailing_zeros() / 8) as usize);
         }
@@ -510,14 +507,22 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 /// a true one).
 #[inline]
 pub(crate) fn special_bytes(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero: its high bit is set in the result.
-    let zero_bytes = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    zero_bytes(word ^ (ONES * u64::from(b'"')))
-        | zero_bytes(word ^ (ONES * u64::from(b'\\')))
+    bytes_equal(word, b'"')
+        | bytes_equal(word, b'\\')
         // Bytes below 0x20: subtracting 0x20 borrows into the high bit.
         | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS)
+}
+
+/// A one in every byte of a word, and its high bit in every byte.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The bytes of `word` (little-endian) equal to `byte`, each marked by its
+/// high bit; the lowest mark is exact, as in [`special_bytes`].
+#[inline]
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let zeros = word ^ (ONES * u64::from(byte));
+    zeros.wrapping_sub(ONES) & !zeros & HIGHS
 }
 
 /// What the scanner makes of `text` against what serde_json makes of it,

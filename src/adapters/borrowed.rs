@@ -726,27 +726,20 @@ pub(crate) fn raw_value(raw: Raw<'_>) -> Value {
 /// serde_json builds values (128 levels) does not parse into one: it is
 /// kept as its text, a string, rather than replaced or dropped.
 pub(crate) fn json_value(json: &str) -> Value {
-    // A string with nothing to unescape is its text between the quotes:
-    // most metadata (ids, model names, timestamps) is such a string, and
-    // the parser would copy it through a value visitor.
-    if let Some(inner) = plain_string(json) {
-        return Value::String(inner.to_owned());
-    }
-    // A string with escapes is decoded in one pass (the parser would scan
-    // it, then copy it through its scratch buffer); one that does not
-    // decode (a lone surrogate) is left to serde, which refuses it too.
-    let body = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"'));
-    if let Some(decoded) = body.and_then(crate::json_scan::unescape) {
-        return Value::String(decoded);
+    // A string is decoded in one pass: most metadata (ids, model names,
+    // timestamps) is a string, and the parser would scan it, then copy it
+    // through a value visitor. One that does not decode (a lone surrogate,
+    // a raw control character) is left to serde, which refuses it too.
+    if let Some(text) = string_body(json).and_then(crate::json_scan::unescape) {
+        return Value::String(text);
     }
     serde_json::from_str(json).unwrap_or_else(|_| Value::String(json.to_owned()))
 }
 
-/// The text of a JSON string with nothing to unescape (between its
-/// quotes); `None` for anything else, an escaped string among them.
-pub(crate) fn plain_string(json: &str) -> Option<&str> {
-    let inner = json.strip_prefix('"')?.strip_suffix('"')?;
-    (!inner.bytes().any(|byte| byte == b'"' || byte == b'\\' || byte < 0x20)).then_some(inner)
+/// What is between a JSON string's quotes, escapes and all; `None` for
+/// text that is not between quotes.
+pub(crate) fn string_body(json: &str) -> Option<&str> {
+    json.strip_prefix('"')?.strip_suffix('"')
 }
 
 /// A value the protocol puts where text goes (arguments, raw output): a
@@ -767,7 +760,7 @@ pub(crate) fn json_as_text(json: &str) -> Cow<'_, str> {
 /// allocation.
 pub(crate) fn raw_text_in<'s>(raw: Raw<'s>, scratch: &'s mut String) -> &'s str {
     let json = raw.get();
-    if let Some(inner) = json.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')) {
+    if let Some(inner) = string_body(json) {
         if !inner.contains('\\') {
             return inner;
         }
@@ -789,7 +782,7 @@ pub(crate) fn decoded_string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
 
 /// [`decoded_string`] of JSON text (a value read once already).
 fn json_decoded_string(json: &str) -> Option<Cow<'_, str>> {
-    decoded_body(json.strip_prefix('"')?.strip_suffix('"')?)
+    decoded_body(string_body(json)?)
 }
 
 /// The text of a JSON string's body (what is between its quotes), its

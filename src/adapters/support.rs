@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::borrowed::json_value;
+use super::borrowed::{json_value, string_body};
 use super::CallSink;
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -122,7 +122,7 @@ pub(crate) fn fill_fields(object: &mut Meta, fields: &[(&str, &str)]) {
 /// the shape of the one before.
 fn overwrite(value: &mut Value, raw: &str) {
     let in_place = match value {
-        Value::String(text) => raw.strip_prefix('"').and_then(|rest| rest.strip_suffix('"')).and_then(|body| {
+        Value::String(text) => string_body(raw).and_then(|body| {
             text.clear();
             crate::json_scan::unescape_into(body, text)
         }),

@@ -29,7 +29,7 @@ use crate::adapters::borrowed::Raw;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::borrowed::{json_value, raw_string, raw_text, raw_value, utf8, Fields};
+use super::borrowed::{json_value, raw_string, raw_text, raw_value, string_body, utf8, Fields};
 use super::support::{one, parse_event, parts_ms, parts_ns, report, Rfc3339Memo};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
@@ -318,7 +318,7 @@ impl<'a> Event<'a> {
         Fields::read_into(self.line, &mut self.fields).ok()?;
         // A time is read where it lies; only one that does not read so is
         // unescaped first (a time has no escapes but by perversity).
-        let at = self.raw("at").and_then(|raw| raw.get().strip_prefix('"')?.strip_suffix('"'));
+        let at = self.raw("at").and_then(|raw| string_body(raw.get()));
         self.at = at.and_then(|at| times.parts(at)).or_else(|| {
             let at = self.str("at").filter(|_| at.is_some_and(|at| at.contains('\\')))?;
             times.parts(&at)
