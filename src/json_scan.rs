@@ -68,6 +68,11 @@ impl<'a> Value<'a> {
         self.bytes().get(self.at).copied()
     }
 
+    /// Where the value starts in its text.
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
     /// The value's first byte, which tells its kind.
     pub(crate) fn first_byte(&self) -> Option<u8> {
         self.first()
@@ -520,6 +525,15 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 /// The bytes of `word` (little-endian) equal to `byte`, each marked by its
 /// high bit; the lowest mark is exact, as in [`special_bytes`].
 #[inline]
+/// How many bytes `a` and `b` begin with alike: compared 32 at a time,
+/// then one at a time in the first stretch that differs.
+pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let same_chunks = a.chunks_exact(32).zip(b.chunks_exact(32)).take_while(|(a, b)| a == b).count();
+    let at = same_chunks * 32;
+    let (Some(a), Some(b)) = (a.get(at..), b.get(at..)) else { return at };
+    at + a.iter().zip(b).take_while(|(a, b)| a == b).count()
+}
+
 fn bytes_equal(word: u64, byte: u8) -> u64 {
     let zeros = word ^ (ONES * u64::from(byte));
     zeros.wrapping_sub(ONES) & !zeros & HIGHS
@@ -653,6 +667,21 @@ pub(crate) mod tests {
     /// Whether the scanner reads `text` whole as one value.
     fn skips(text: &str) -> bool {
         Value::whole(text, Value::skip).is_some()
+    }
+
+    #[test]
+    fn common_prefix_is_where_two_texts_first_differ() {
+        let text: Vec<u8> = (0..100u8).collect();
+        for len in [0, 1, 31, 32, 33, 64, 99, 100] {
+            for at in 0..len {
+                let mut other = text[..len].to_vec();
+                other[at] ^= 0x80;
+                assert_eq!(common_prefix(&text[..len], &other), at);
+                assert_eq!(common_prefix(&other, &text), at);
+            }
+            assert_eq!(common_prefix(&text[..len], &text), len);
+            assert_eq!(common_prefix(&text, &text[..len]), len);
+        }
     }
 
     #[test]

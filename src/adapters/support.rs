@@ -99,19 +99,48 @@ impl ItemMeta {
     }
 }
 
-/// Makes `object` the object of `fields` (names and raw JSON values, in
-/// order): when it has the same names, its values are overwritten in place
+/// A field's value as [`fill_fields`] takes it: raw JSON read once
+/// already, or a string's text already decoded (for another use too).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FieldValue<'a> {
+    Raw(&'a str),
+    Text(&'a str),
+}
+
+impl<'a> From<&'a str> for FieldValue<'a> {
+    fn from(raw: &'a str) -> Self {
+        FieldValue::Raw(raw)
+    }
+}
+
+/// Makes `object` the object of `fields` (names and values, in order): when
+/// it has the same names, its values are overwritten in place
 /// ([`overwrite`]); otherwise it is made again.
-pub(crate) fn fill_fields(object: &mut Meta, fields: &[(&str, &str)]) {
+pub(crate) fn fill_fields<'f, F: Copy + Into<FieldValue<'f>>>(object: &mut Meta, fields: &[(&str, F)]) {
     let same = object.len() == fields.len() && object.keys().zip(fields).all(|(held, (name, _))| held == name);
     if same {
-        for ((_, value), (_, raw)) in object.iter_mut().zip(fields) {
-            overwrite(value, raw);
+        for ((_, value), (_, field)) in object.iter_mut().zip(fields) {
+            match (*field).into() {
+                FieldValue::Raw(raw) => overwrite(value, raw),
+                FieldValue::Text(text) => match value {
+                    Value::String(held) => {
+                        held.clear();
+                        held.push_str(text);
+                    }
+                    other => *other = Value::String(text.to_owned()),
+                },
+            }
         }
         return;
     }
     object.clear();
-    object.extend(fields.iter().map(|(name, raw)| ((*name).to_owned(), json_value(raw))));
+    object.extend(fields.iter().map(|(name, field)| {
+        let value = match (*field).into() {
+            FieldValue::Raw(raw) => json_value(raw),
+            FieldValue::Text(text) => Value::String(text.to_owned()),
+        };
+        ((*name).to_owned(), value)
+    }));
 }
 
 /// Makes `value` the value of `raw` (JSON text read once already), in

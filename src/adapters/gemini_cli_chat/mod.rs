@@ -61,7 +61,7 @@ use super::borrowed::{
     json_string, json_value, raw_string, raw_value, scan_raw, scan_whole, utf8, Fields, Key, ListOr, Scan,
 };
 use super::printed::printed;
-use super::support::{fill_fields, json_text, one, parse_event, report, rfc3339_ms, ItemMeta};
+use super::support::{fill_fields, json_text, one, parse_event, report, rfc3339_ms, FieldValue, ItemMeta};
 use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -185,7 +185,8 @@ impl Adapter for GeminiCliChatAdapter {
         // its prompt is over: read here for its id and type, and where its
         // fields are, so that it is not parsed again when it is translated.
         let text = utf8(payload)?;
-        if let Some(head) = Message::read(text) {
+        let known = self.pending.last().map(|(previous, spans)| Known::of(previous, spans, text));
+        if let Some(head) = Message::read(text, known.as_ref()) {
             if let Some(id) = head.message_id() {
                 let user = head.kind.and_then(json_string).is_some_and(|kind| kind == "user");
                 let spans = Spans::of(&head, text);
@@ -509,11 +510,11 @@ impl GeminiCliChatAdapter {
         let tool_calls = message.tool_calls.map(|json| tool_calls(Raw::checked(json))).unwrap_or_default();
         // Every call is declared before any result: the first result would
         // otherwise close the round before the other calls are in it.
-        let ids: SmallVec<[Cow<'_, str>; 2]> =
+        let mut declared: SmallVec<[(Cow<'_, str>, Option<String>); 2]> =
             tool_calls.iter().map(|tool_call| self.declare(tool_call, calls)).collect();
         let mut last = Last::Answer;
-        for (tool_call, id) in tool_calls.iter().zip(&ids) {
-            let answered = result(tool_call, id, self.session(), calls);
+        for (tool_call, (id, text)) in tool_calls.iter().zip(&mut declared) {
+            let answered = result(tool_call, id, text.take(), self.session(), calls);
             if last != Last::Cancelled {
                 last = answered;
             }
@@ -569,7 +570,7 @@ impl GeminiCliChatAdapter {
 
     /// One tool call with its final arguments (printed as a JSON value is,
     /// whatever the container's whitespace); its id.
-    fn declare<'a>(&mut self, tool_call: &ToolCall<'a>, calls: &mut dyn CallSink) -> Cow<'a, str> {
+    fn declare<'a>(&mut self, tool_call: &ToolCall<'a>, calls: &mut dyn CallSink) -> (Cow<'a, str>, Option<String>) {
         let name = tool_call.name.and_then(raw_string);
         let name = name.as_deref().unwrap_or("");
         let id = tool_call.id.and_then(raw_string).unwrap_or_else(|| {
@@ -582,16 +583,26 @@ impl GeminiCliChatAdapter {
         let args = tool_call.args.filter(|args| args.get() != "null");
         let args = args.map_or(Cow::Borrowed("{}"), |args| printed(args.get()));
         calls.call(self.session(), Call::ArgsSnapshot { id: &id, args: &args });
+        // A display that is the result's text is decoded once, for both.
+        let text = tool_call.display_is_result().then(|| tool_call.result_text());
+        let display = match (&text, tool_call.result_display) {
+            (Some(text), Some(_)) => Some(FieldValue::Text(text)),
+            (_, display) => display.map(|display| FieldValue::Raw(display.get())),
+        };
         let kept = [
-            ("gemini_cli_chat_status", tool_call.status),
-            ("gemini_cli_chat_result_display", tool_call.result_display),
-            ("gemini_cli_chat_description", tool_call.description),
+            ("gemini_cli_chat_status", tool_call.status.map(|status| FieldValue::Raw(status.get()))),
+            ("gemini_cli_chat_result_display", display),
+            (
+                "gemini_cli_chat_description",
+                tool_call.description.map(|description| FieldValue::Raw(description.get())),
+            ),
         ];
-        let mut fields: [(&str, &str); 3] = [("", ""); 3];
+        let mut fields: [(&str, FieldValue<'_>); 3] = [("", FieldValue::Raw("")); 3];
         let mut count = 0;
         for (name, value) in kept {
-            if let (Some(value), Some(field)) = (value.filter(|value| value.get() != "null"), fields.get_mut(count)) {
-                *field = (name, value.get());
+            let given = value.filter(|value| !matches!(value, FieldValue::Raw("null")));
+            if let (Some(value), Some(field)) = (given, fields.get_mut(count)) {
+                *field = (name, value);
                 count += 1;
             }
         }
@@ -599,7 +610,7 @@ impl GeminiCliChatAdapter {
             fill_fields(&mut self.tool_meta, fields);
             calls.call(self.session(), Call::ToolMeta { id: &id, meta: &self.tool_meta });
         }
-        id
+        (id, text)
     }
 }
 
@@ -743,6 +754,13 @@ impl Pending {
         self.blocks.get(held.block)?.get(held.id.clone()?)
     }
 
+    /// The last record held, and where its fields are in it (when they
+    /// were found as it was read).
+    fn last(&self) -> Option<(&str, &Spans)> {
+        let (json, spans) = self.message(self.held.len().checked_sub(1)?)?;
+        Some((json, spans?))
+    }
+
     /// The JSON of the record at `at`, and where its fields are in it.
     fn message(&self, at: usize) -> Option<(&str, Option<&Spans>)> {
         let held = self.held.get(at)?;
@@ -815,26 +833,29 @@ struct Message<'a> {
 }
 
 impl<'a> Message<'a> {
-    /// The fields of a JSON object; `None` for anything else.
-    fn read(json: &'a str) -> Option<Message<'a>> {
-        Self::read_text(json, false)
+    /// The fields of a JSON object; `None` for anything else. When the
+    /// record may begin as `known`'s did, a field that lies wholly in the
+    /// bytes they share is taken where it was found then, not checked
+    /// again.
+    fn read(json: &'a str, known: Option<&Known<'_>>) -> Option<Message<'a>> {
+        Self::read_text(json, false, known)
     }
 
     /// [`Message::read`] of a message read once already (held, or an item
     /// of a document): what is skipped is measured, not checked again.
     fn read_again(json: &'a str) -> Option<Message<'a>> {
-        Self::read_text(json, true)
+        Self::read_text(json, true, None)
     }
 
-    fn read_text(json: &'a str, checked: bool) -> Option<Message<'a>> {
+    fn read_text(json: &'a str, checked: bool, known: Option<&Known<'_>>) -> Option<Message<'a>> {
         if !json.trim_start().starts_with('{') {
             return None;
         }
         let mut message = Message::default();
         let scanned = if checked {
-            scan_raw(Raw::checked(json), |value| message.scan_in(value))
+            scan_raw(Raw::checked(json), |value| message.scan_in(value, None))
         } else {
-            scan_whole(json, |value| message.scan_in(value))
+            scan_whole(json, |value| message.scan_in(value, known))
         };
         if scanned {
             return Some(message);
@@ -845,7 +866,7 @@ impl<'a> Message<'a> {
     /// Reads an object's fields through the scanner ([`crate::json_scan`]),
     /// as the visitor below reads them through serde; where it ends, or
     /// `None` to leave it to serde.
-    fn scan_in(&mut self, value: crate::json_scan::Value<'a>) -> Option<usize> {
+    fn scan_in(&mut self, value: crate::json_scan::Value<'a>, known: Option<&Known<'_>>) -> Option<usize> {
         value.object(|key, value| {
             if key == "messages" {
                 let (messages, end) = ListOr::scan(value)?;
@@ -853,6 +874,10 @@ impl<'a> Message<'a> {
                 return Some(end);
             }
             let Some(field) = self.raw_field(key) else { return value.skip() };
+            if let Some(end) = known.and_then(|known| known.end_of(value.at())) {
+                *field = Some(value.text_to(end)?);
+                return Some(end);
+            }
             let (raw, end) = value.raw()?;
             *field = Some(raw);
             Some(end)
@@ -926,6 +951,31 @@ impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
     }
 }
 
+/// A record read (and checked) before the one being read, and how many
+/// bytes the two begin with alike. Gemini CLI writes a message again,
+/// whole, each time it changes, so its second and third records repeat the
+/// first up to its tool calls: a field of the earlier record that lies
+/// wholly in the shared bytes is the same value, at the same place, in the
+/// new one, and ends where it ended there.
+struct Known<'p> {
+    spans: &'p Spans,
+    same_to: usize,
+}
+
+impl<'p> Known<'p> {
+    fn of(previous: &str, spans: &'p Spans, json: &str) -> Known<'p> {
+        Known { spans, same_to: crate::json_scan::common_prefix(previous.as_bytes(), json.as_bytes()) }
+    }
+
+    /// Where the earlier record's field that started at `at` ended, when
+    /// it lies in the shared bytes.
+    fn end_of(&self, at: usize) -> Option<usize> {
+        let (_, end) = self.spans.0.iter().find(|&&(start, end)| start < end && start as usize == at)?;
+        let end = *end as usize;
+        (end <= self.same_to).then_some(end)
+    }
+}
+
 /// Where a held message's fields are in its JSON (start and end, in
 /// bytes; `(0, 0)` for a field it lacks), found as it was read: its
 /// translation, a prompt later, reads them there rather than parsing the
@@ -962,8 +1012,15 @@ impl Spans {
     }
 }
 
-/// A tool call's result, when it has one; how it leaves the run.
-fn result(tool_call: &ToolCall<'_>, id: &str, session: Option<&str>, calls: &mut dyn CallSink) -> Last {
+/// A tool call's result, when it has one (`text`, its text when it was
+/// decoded already); how it leaves the run.
+fn result(
+    tool_call: &ToolCall<'_>,
+    id: &str,
+    text: Option<String>,
+    session: Option<&str>,
+    calls: &mut dyn CallSink,
+) -> Last {
     let status = tool_call.status.and_then(raw_string);
     let (terminal, last) = match status.as_deref() {
         Some("success") => (ToolCallStatus::Completed, Last::Tools),
@@ -982,7 +1039,7 @@ fn result(tool_call: &ToolCall<'_>, id: &str, session: Option<&str>, calls: &mut
     if let Some(at_ms) = tool_call.timestamp.and_then(raw_string).as_deref().and_then(rfc3339_ms) {
         calls.clock(at_ms);
     }
-    let content = tool_call.result_text();
+    let content = text.unwrap_or_else(|| tool_call.result_text());
     calls.call(session, Call::ToolUpdate { id, content: &content, status: terminal });
     last
 }
@@ -1261,7 +1318,7 @@ mod tests {
     #[test]
     fn a_held_message_read_at_its_spans_is_the_message_read_again() {
         let json = r#"{"id":"g\u0031","timestamp":"2026-01-01T00:00:00Z","extra":[1,{"id":"no"}],"type":"gemini","content":[{"text":"a"}],"thoughts":[],"model":"m","tokens":{"total":3},"toolCalls":[{"id":"t"}],"type":"gemini"}"#;
-        let head = Message::read(json).unwrap();
+        let head = Message::read(json, None).unwrap();
         let spans = Spans::of(&head, json).unwrap();
         let held = spans.message(json).unwrap();
         assert_eq!(held.message_fields(), head.message_fields());
@@ -1274,22 +1331,67 @@ mod tests {
     }
 
     #[test]
+    fn a_record_read_after_the_one_it_repeats_reads_as_if_alone() {
+        // A message's three writes, as the recorder appends them.
+        let first = r#"{"id":"g1","timestamp":"2026-01-01T00:00:00Z","type":"gemini","content":"Let me look.\n","thoughts":[{"subject":"S","description":"d \"q\""}],"tokens":{"input":3,"total":4},"model":"m"}"#;
+        let second = r#"{"id":"g1","timestamp":"2026-01-01T00:00:00Z","type":"gemini","content":"Let me look.\n","thoughts":[{"subject":"S","description":"d \"q\""}],"tokens":{"input":3,"total":4},"model":"m","toolCalls":[{"id":"t","name":"ls","args":{}}]}"#;
+        let third = r#"{"id":"g1","timestamp":"2026-01-01T00:00:00Z","type":"gemini","content":"Let me look.\n","thoughts":[{"subject":"S","description":"d \"q\""}],"tokens":{"input":3,"total":4},"model":"m","toolCalls":[{"id":"t","name":"ls","args":{},"status":"success"}]}"#;
+        for (previous, json) in [(first, second), (second, third), (third, first), (first, first)] {
+            let head = Message::read(previous, None).unwrap();
+            let spans = Spans::of(&head, previous).unwrap();
+            // The record as written, and with each character in turn made
+            // something else (a control character, a quote, a brace, a
+            // letter) or the record cut there: read after `previous`, each
+            // gives the fields, or the refusal, it gives read alone.
+            let mut variants = vec![json.to_owned()];
+            for (at, _) in json.char_indices() {
+                variants.push(json[..at].to_owned());
+                for other in ["\u{1}", "\"", "}", "x"] {
+                    let mut variant = json.to_owned();
+                    let end = at + json[at..].chars().next().map_or(0, char::len_utf8);
+                    variant.replace_range(at..end, other);
+                    variants.push(variant);
+                }
+            }
+            for variant in &variants {
+                let known = Known::of(previous, &spans, variant);
+                let after = Message::read(variant, Some(&known)).map(|message| message.message_fields());
+                let alone = Message::read(variant, None).map(|message| message.message_fields());
+                assert_eq!(after, alone, "{variant} after {previous}");
+            }
+        }
+        // The second write's text and reasoning are the first's, found
+        // where they were.
+        let head = Message::read(first, None).unwrap();
+        let spans = Spans::of(&head, first).unwrap();
+        let known = Known::of(first, &spans, second);
+        for field in [head.content, head.thoughts, head.tokens, head.model] {
+            let at = field.unwrap().as_ptr() as usize - first.as_ptr() as usize;
+            assert_eq!(known.end_of(at), Some(at + field.unwrap().len()));
+        }
+        // Past the bytes they share, nothing is taken on trust.
+        let known = Known::of(first, &spans, third);
+        assert_eq!(known.same_to, first.len() - 1);
+        assert_eq!(known.end_of(0), None);
+    }
+
+    #[test]
     fn a_key_written_twice_counts_with_its_last_value() {
-        let head = Message::read(r#"{"type":"user","id":"a","type":"gemini"}"#).unwrap();
+        let head = Message::read(r#"{"type":"user","id":"a","type":"gemini"}"#, None).unwrap();
         assert_eq!(head.kind, Some(r#""gemini""#));
-        assert!(Message::read(r#"["type","gemini"]"#).is_none());
-        assert!(Message::read(r#"{"type":"gemini""#).is_none());
+        assert!(Message::read(r#"["type","gemini"]"#, None).is_none());
+        assert!(Message::read(r#"{"type":"gemini""#, None).is_none());
     }
 
     #[test]
     fn only_a_list_of_messages_makes_a_document() {
-        let list = Message::read(r#"{"sessionId":"s","messages":[{"a":1},2]}"#).unwrap();
+        let list = Message::read(r#"{"sessionId":"s","messages":[{"a":1},2]}"#, None).unwrap();
         let Some(ListOr::List(messages)) = list.messages else { panic!("not a list") };
         let items: Vec<&str> = messages.iter().map(|raw| raw.get()).collect();
         assert_eq!(items, [r#"{"a":1}"#, "2"]);
         for other in [r#"{}"#, r#""text""#, "3", "-1", "1.5", "true", "null"] {
             let record = format!(r#"{{"sessionId":"s","type":"gemini","messages":{other}}}"#);
-            let head = Message::read(&record).unwrap();
+            let head = Message::read(&record, None).unwrap();
             assert!(matches!(head.messages, Some(ListOr::Text(_) | ListOr::Other(_))), "{record}");
             // Not a document, and not a message either.
             assert_eq!(head.message_id(), None);

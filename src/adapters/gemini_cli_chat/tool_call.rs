@@ -165,6 +165,29 @@ impl<'a> ToolCall<'a> {
         call
     }
 
+    /// Whether the result's text is the `resultDisplay`'s: the one string
+    /// it is made of has the display's JSON text (a shell command's display
+    /// is its output), or the result holds none and falls back to the
+    /// display. The text is then decoded once for both.
+    pub(super) fn display_is_result(&self) -> bool {
+        let Some(display) = self.result_display.filter(|display| display.get().starts_with('"')) else {
+            return false;
+        };
+        let source = match &self.result {
+            Some(Outcome::Text(text)) => Some(*text),
+            Some(Outcome::Parts(parts)) => {
+                let mut giving = parts.iter().filter(|part| !matches!(part, Part::Nothing));
+                match (giving.next(), giving.next()) {
+                    (Some(Part::Output(output)), None) => Some(*output),
+                    (None, None) => Some(display),
+                    _ => None,
+                }
+            }
+            None => Some(display),
+        };
+        source.is_some_and(|source| source.get() == display.get())
+    }
+
     /// The result as text: each part's text joined by lines, a string
     /// result itself; the `resultDisplay` when the result holds none.
     pub(super) fn result_text(&self) -> String {
