@@ -522,9 +522,6 @@ pub(crate) fn special_bytes(word: u64) -> u64 {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// The bytes of `word` (little-endian) equal to `byte`, each marked by its
-/// high bit; the lowest mark is exact, as in [`special_bytes`].
-#[inline]
 /// How many bytes `a` and `b` begin with alike: compared 32 at a time,
 /// then one at a time in the first stretch that differs.
 pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -534,6 +531,9 @@ pub(crate) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     at + a.iter().zip(b).take_while(|(a, b)| a == b).count()
 }
 
+/// The bytes of `word` (little-endian) equal to `byte`, each marked by its
+/// high bit; the lowest mark is exact, as in [`special_bytes`].
+#[inline]
 fn bytes_equal(word: u64, byte: u8) -> u64 {
     let zeros = word ^ (ONES * u64::from(byte));
     zeros.wrapping_sub(ONES) & !zeros & HIGHS

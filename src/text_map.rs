@@ -62,20 +62,6 @@ impl<V> TextMap<V> {
         true
     }
 
-    /// Keeps the entries whose value `keep` accepts.
-    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) {
-        self.entries.retain(|entry| keep(&entry.value));
-        if self.entries.is_empty() {
-            self.keys.clear();
-        }
-    }
-
-    /// Forgets every entry.
-    pub(crate) fn clear(&mut self) {
-        self.entries.clear();
-        self.keys.clear();
-    }
-
     /// How many entries there are.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -143,14 +129,7 @@ mod tests {
             map.insert_new(&format!("m{n}"), n + 10);
         }
         assert!((0..1000).all(|n| map.get(&format!("m{n}")) == Some(&(n + 10))));
-        map.retain(|&value| value < 10);
-        assert_eq!(map.len(), 2);
-        assert!(!map.contains("m5"));
-        assert_eq!(map.get("g10"), Some(&1));
-        map.clear();
-        assert!(map.is_empty() && map.keys.is_empty());
-        assert!(map.insert_new("g1", 3));
-        assert_eq!(map.get("g1"), Some(&3));
+        assert!(map.contains("m5") && !map.contains("m1000"));
     }
 
     #[test]

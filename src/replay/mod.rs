@@ -258,9 +258,9 @@ pub trait ReplayObserver {
     /// Called about every 16 MiB of input.
     fn progress(&mut self, _bytes: u64, _lines: u64) {}
     /// Output of the first format, 64 KiB or more, made while
-    /// one input line (or the end of input) is still being translated: a
-    /// format that holds records until a turn is over (a Gemini CLI chat
-    /// holds a prompt's messages) writes that turn's rounds in one go.
+    /// one input line (or the end of input) is still being translated: an
+    /// event that holds many rounds (a Gemini CLI chat document holds every
+    /// message of the chat) writes them in one go.
     /// `true` when the bytes were taken (written out), and they are gone
     /// from the replayer; by default they stay for
     /// [`Replayer::take_output`], whole.
@@ -279,20 +279,21 @@ pub trait ReplayObserver {
     ///     }
     /// }
     ///
-    /// // One prompt of a Gemini CLI chat: held until the input ends, then
-    /// // translated in one go.
-    /// let mut chat = String::from("{\"id\":\"u\",\"type\":\"user\",\"content\":\"go\"}\n");
-    /// for n in 0..400 {
-    ///     chat += &format!(r#"{{"id":"g{n}","type":"gemini","content":"{}","toolCalls":[{{"id":"t{n}","status":"success","result":"done"}}]}}"#, "x".repeat(200));
-    ///     chat.push('\n');
-    /// }
+    /// // A Gemini CLI chat document: one event, every message of the chat.
+    /// let messages: Vec<String> = (0..400)
+    ///     .map(|n| format!(r#"{{"id":"g{n}","type":"gemini","content":"{}","toolCalls":[{{"id":"t{n}","status":"success","result":"done"}}]}}"#, "x".repeat(200)))
+    ///     .collect();
+    /// let chat = format!(
+    ///     r#"{{"sessionId":"s","projectHash":"p","messages":[{{"id":"u","type":"user","content":"go"}},{}]}}"#,
+    ///     messages.join(","),
+    /// );
     /// let options = ReplayOptions::new().from(InputFormat::named("gemini-cli-chat").unwrap());
     /// let mut replayer = Replayer::new(&options).unwrap();
     /// let mut pieces = Pieces::default();
     /// replayer.feed(chat.as_bytes(), &mut pieces);
     /// replayer.end_input(&mut pieces);
     /// while replayer.finish_next() {}
-    /// assert!(pieces.0.len() > 1, "written as the prompt was translated");
+    /// assert!(pieces.0.len() > 1, "written as the document was translated");
     /// let mut streamed = pieces.0.concat();
     /// replayer.take_output(&mut streamed);
     ///

@@ -178,13 +178,84 @@ fn a_rewind_drops_the_messages_from_its_target_on() {
 }
 
 #[test]
+fn a_message_is_read_once_a_record_of_another_follows_it() {
+    // Gemini CLI writes only its last message again: a record of the next
+    // message is the sign that the one before is final, and its round is
+    // delivered then, not at the next prompt.
+    use roundup::adapters::InputFormat;
+    use roundup::{Call, RoundBuilder, StreamHandler};
+    let builder = RoundBuilder::new();
+    let mut adapter = InputFormat::named("gemini-cli-chat").unwrap().adapter();
+    let mut feed = |line: &str| {
+        adapter.translate(line.as_bytes(), &mut |_: Option<&str>, call: Call<'_>| builder.call(call)).unwrap()
+    };
+    feed(r#"{"id":"u","type":"user","content":"go"}"#);
+    feed(r#"{"id":"m1","type":"gemini","content":"","toolCalls":[{"id":"t","name":"ls","args":{}}]}"#);
+    feed(
+        r#"{"id":"m1","type":"gemini","content":"","toolCalls":[{"id":"t","name":"ls","args":{},"status":"success","result":[{"functionResponse":{"id":"t","name":"ls","response":{"output":"a"}}}]}]}"#,
+    );
+    assert!(builder.rounds().is_empty(), "the last message may still be written again");
+    feed(r#"{"id":"m2","type":"gemini","content":"Done."}"#);
+    let rounds = builder.rounds();
+    assert_eq!(rounds.len(), 1);
+    assert_eq!(rounds[0].tool_calls[0].result.content(), Some("a"));
+}
+
+#[test]
+fn a_record_of_a_message_already_read_is_reported_not_applied() {
+    let lines = chat(concat!(
+        r#"{"id":"u","type":"user","content":"go"}"#,
+        "\n",
+        r#"{"id":"m1","type":"gemini","content":"first"}"#,
+        "\n",
+        r#"{"id":"m2","type":"gemini","content":"second","toolCalls":[{"id":"t","name":"ls","args":{},"status":"success","result":"a"}]}"#,
+        "\n",
+        r#"{"id":"m1","type":"gemini","content":"changed"}"#,
+        "\n",
+    ));
+    let rounds = of_type(&lines, "round");
+    assert_eq!(rounds[0]["message"], "first\n\nsecond");
+    let anomalies = of_type(&lines, "anomaly");
+    assert_eq!(anomalies.len(), 1);
+    assert_eq!(anomalies[0]["kind"], "unknown_content");
+    assert!(anomalies[0]["detail"].as_str().unwrap().contains("changed"), "the record is kept: {}", anomalies[0]);
+}
+
+#[test]
+fn a_rewind_to_a_message_read_is_reported_and_its_rounds_stay() {
+    // What was done before a rewind was done (its tokens spent, its tools
+    // run): the rounds stay, and the rewind is reported.
+    let lines = chat(concat!(
+        r#"{"id":"u1","type":"user","content":"one"}"#,
+        "\n",
+        r#"{"id":"m1","type":"gemini","content":"answer one"}"#,
+        "\n",
+        r#"{"id":"u2","type":"user","content":"two"}"#,
+        "\n",
+        r#"{"id":"m2","type":"gemini","content":"answer two"}"#,
+        "\n",
+        r#"{"$rewindTo":"u2"}"#,
+        "\n",
+        r#"{"id":"u3","type":"user","content":"two, again"}"#,
+        "\n",
+        r#"{"id":"m3","type":"gemini","content":"answer three"}"#,
+        "\n",
+    ));
+    let messages: Vec<&Value> = of_type(&lines, "round").iter().map(|round| &round["message"]).collect();
+    assert_eq!(messages, ["answer one", "answer two", "answer three"]);
+    let anomalies = of_type(&lines, "anomaly");
+    assert_eq!(anomalies.len(), 1);
+    assert!(anomalies[0]["detail"].as_str().unwrap().contains(r#""$rewindTo":"u2""#), "{}", anomalies[0]);
+}
+
+#[test]
 fn an_unknown_record_is_kept_as_unknown_event() {
     let lines = chat("{\"id\":\"x\",\"type\":\"telemetry\",\"content\":\"z\"}\n{\"what\":1}\n");
     let anomalies = of_type(&lines, "anomaly");
     assert_eq!(anomalies.len(), 2);
     assert!(anomalies.iter().all(|a| a["kind"] == "unknown_event"));
-    // The record of no kind at once; the message of an unknown type when
-    // its prompt's messages are read, at the end.
+    // The record of no kind at once; the message of an unknown type once
+    // no record of it can follow, at the end.
     assert!(anomalies[0]["detail"].as_str().unwrap().contains("\"what\":1"));
     assert!(anomalies[1]["detail"].as_str().unwrap().contains("telemetry"));
 }

@@ -25,9 +25,13 @@
 //!
 //! In the JSON-lines container a message is written again, whole and with
 //! the same id, each time it changes (a tool call merged in, a result
-//! arriving): the last record of an id wins, at the place of its first.
-//! So a prompt's messages are held until the next prompt begins (or the
-//! input ends) and translated then, each once.
+//! arriving): the last record of an id wins. The CLI only ever writes its
+//! last message again, so a message is held until a record of another one
+//! follows (or the input ends) and translated then, once: its round is
+//! delivered as soon as the next message begins, and what is held is one
+//! message, however long the prompt. A later record of a message already
+//! read, or a rewind to one, is reported rather than applied: the rounds
+//! delivered stand.
 //!
 //! ```
 //! use roundup::adapters::InputFormat;
@@ -66,7 +70,7 @@ use super::{Adapter, CallSink, InputFormat};
 use crate::bad_line::BadLine;
 use crate::call::Call;
 use crate::model::{AnomalyKind, FinishReason, Meta, ToolCallStatus};
-use crate::text_map::{TextMap, TextSet};
+use crate::text_map::TextSet;
 use smallvec::SmallVec;
 use tool_call::{tool_calls, ToolCall};
 
@@ -129,17 +133,8 @@ pub struct GeminiCliChatAdapter {
     /// fields but its messages, with every `$set` merged in), kept in each
     /// run's metadata when the run finishes.
     session: Meta,
-    /// JSON lines: the current prompt's messages, the last record of each
-    /// id, not yet translated.
+    /// JSON lines: the message not yet translated, its last record.
     pending: Pending,
-    /// Where each id of `pending` is, for its first `indexed` messages
-    /// (the rest are indexed when next looked up): a prompt's thousands of
-    /// messages cost one lookup each, not a scan. Made again from
-    /// `pending` after a restore.
-    #[serde(skip)]
-    pending_at: TextMap<usize>,
-    #[serde(skip)]
-    indexed: usize,
     /// JSON lines: the ids of the messages translated, whose later records
     /// can no longer change what was read.
     #[serde(default)]
@@ -181,16 +176,16 @@ impl Adapter for GeminiCliChatAdapter {
     state_is_self!();
 
     fn translate(&mut self, payload: &[u8], calls: &mut dyn CallSink) -> Result<(), BadLine> {
-        // A message record, the most of a file, is held as its text until
-        // its prompt is over: read here for its id and type, and where its
-        // fields are, so that it is not parsed again when it is translated.
+        // A message record, the most of a file, is held as its text until a
+        // record of another message follows: read here for its id and type,
+        // and where its fields are, so that it is not parsed again when it
+        // is translated.
         let text = utf8(payload)?;
         let known = self.pending.last().map(|(previous, spans)| Known::of(previous, spans, text));
         if let Some(head) = Message::read(text, known.as_ref()) {
             if let Some(id) = head.message_id() {
-                let user = head.kind.and_then(json_string).is_some_and(|kind| kind == "user");
                 let spans = Spans::of(&head, text);
-                self.record(Record { id, user, json: text, spans }, calls);
+                self.record(Record { id, json: text, spans }, calls);
                 return Ok(());
             }
             if let (Some(ListOr::List(messages)), true) = (&head.messages, head.session_id.is_some()) {
@@ -265,8 +260,8 @@ impl GeminiCliChatAdapter {
     }
 
     /// A message record of the JSON-lines container: replaces the record
-    /// of its id, or is the next message; a prompt translates the one
-    /// before it.
+    /// of its id, or is the next message, and the one held before it is
+    /// translated (the writer never writes it again).
     fn record(&mut self, message: Record<'_>, calls: &mut dyn CallSink) {
         if let Some(id) = message.id.as_deref() {
             if self.done.contains(id) {
@@ -282,9 +277,7 @@ impl GeminiCliChatAdapter {
                 }
             }
         }
-        if message.user {
-            self.flush(calls);
-        }
+        self.flush(calls);
         self.pending.push(&message);
     }
 
@@ -335,33 +328,18 @@ impl GeminiCliChatAdapter {
         }
     }
 
-    /// Where the first held message of `id` is.
-    fn position(&mut self, id: &str) -> Option<usize> {
-        for at in self.indexed..self.pending.len() {
-            if let Some(held) = self.pending.id(at) {
-                self.pending_at.insert_new(held, at);
-            }
-        }
-        self.indexed = self.pending.len();
-        self.pending_at.get(id).copied()
-    }
-
-    /// Forgets where the held messages are (they are about to go).
-    fn truncate_index(&mut self) {
-        self.pending_at.clear();
-        self.indexed = 0;
+    /// Where the held message of `id` is.
+    fn position(&self, id: &str) -> Option<usize> {
+        (0..self.pending.len()).find(|&at| self.pending.id(at) == Some(id))
     }
 
     /// Drops the held messages from `at` on.
     fn truncate(&mut self, at: usize) {
         self.pending.truncate(at);
-        self.pending_at.retain(|&position| position < at);
-        self.indexed = self.indexed.min(at);
     }
 
     /// Translates the messages held.
     fn flush(&mut self, calls: &mut dyn CallSink) {
-        self.truncate_index();
         let mut pending = std::mem::take(&mut self.pending);
         for at in 0..pending.len() {
             if let Some(id) = pending.id(at) {
@@ -614,27 +592,22 @@ impl GeminiCliChatAdapter {
     }
 }
 
-/// The message records held until their prompt is over: their JSON one
-/// after another in blocks of text (a prompt's thousands of records cost a
-/// block every few dozen, not an allocation each, and a block once filled
-/// is never moved: one growing buffer copied all it held at each doubling,
-/// and touched the new pages again), and where each one is. A record
-/// replaced by a later one of its id stays in its block, unread, until the
-/// prompt is over. A checkpoint holds each record as a value, as it was
-/// read.
+/// The message records not yet translated, the last record of each id,
+/// their text one after another in one buffer. Gemini CLI's writer writes
+/// only its last message again (as its calls are scheduled and answered),
+/// so a record of another message is the sign that the one held is final:
+/// one message is held at a time (more only from a checkpoint of a build
+/// that held a whole prompt). A checkpoint holds each record as a value, as
+/// it was read.
 #[derive(Debug, Default)]
 struct Pending {
-    blocks: Vec<String>,
-    /// The block records are being added to.
-    filling: usize,
+    text: String,
     held: Vec<Held>,
 }
 
-/// Where one held record is in [`Pending`]'s blocks.
+/// Where one held record is in [`Pending`]'s text.
 #[derive(Debug, Clone)]
 struct Held {
-    /// Its block.
-    block: usize,
     /// Its id, decoded, when it has one.
     id: Option<Range<usize>>,
     json: Range<usize>,
@@ -642,11 +615,10 @@ struct Held {
     spans: Option<Spans>,
 }
 
-/// A message record as it is read, before it is held: its id, whether it
-/// is a user's prompt, its JSON and where its fields are in it.
+/// A message record as it is read, before it is held: its id, its JSON
+/// and where its fields are in it.
 struct Record<'a> {
     id: Option<Cow<'a, str>>,
-    user: bool,
     json: &'a str,
     spans: Option<Spans>,
 }
@@ -656,21 +628,15 @@ impl<'a> Record<'a> {
     /// again when it is translated.
     fn of_value(message: &'a Value, json: &'a str) -> Record<'a> {
         let id = message.get("id").and_then(Value::as_str).map(Cow::Borrowed);
-        let user = message.get("type").and_then(Value::as_str) == Some("user");
-        Record { id, user, json, spans: None }
+        Record { id, json, spans: None }
     }
 }
 
 impl Pending {
-    /// A block's size: below the allocator's threshold for mapping memory
-    /// of its own, so that blocks freed at the end of a prompt are reused
-    /// by the next one rather than unmapped and faulted in again. A record
-    /// longer than this has a block of its own.
-    const BLOCK: usize = 64 * 1024;
-
-    /// Blocks beyond this many are given back when a prompt is over,
-    /// rather than kept for the next one.
-    const KEPT: usize = 16;
+    /// The text kept for the next message once one longer than this was
+    /// held: a long message does not hold its memory for the rest of the
+    /// replay.
+    const KEPT: usize = 1 << 20;
 
     fn len(&self) -> usize {
         self.held.len()
@@ -687,21 +653,13 @@ impl Pending {
     }
 
     /// Holds `record` in place of the record at `at`; `false` if there is
-    /// none. The record stored last is overwritten where it is: a recorder
-    /// writes a message again as its calls are scheduled and answered, and
-    /// the writes it replaced then take no room.
+    /// none. The record stored last is overwritten where it is (the
+    /// writer's second and third writes of its message take no room).
     fn replace(&mut self, at: usize, record: &Record<'_>) -> bool {
         let Some(old) = self.held.get(at) else { return false };
-        let stored_last = old.block == self.filling
-            && self.blocks.get(old.block).is_some_and(|block| {
-                let end = old.id.as_ref().map_or(old.json.end, |id| id.end);
-                end == block.len()
-            });
-        if stored_last {
-            let start = old.json.start;
-            if let Some(block) = self.blocks.get_mut(self.filling) {
-                block.truncate(start);
-            }
+        let end = old.id.as_ref().map_or(old.json.end, |id| id.end);
+        if end == self.text.len() {
+            self.text.truncate(old.json.start);
         }
         let held = self.store(record);
         if let Some(slot) = self.held.get_mut(at) {
@@ -710,48 +668,22 @@ impl Pending {
         true
     }
 
-    /// Copies `record`'s JSON and id into the block being filled, or the
-    /// next one if they do not fit in what it has left.
+    /// Copies `record`'s JSON and id after the text held.
     fn store(&mut self, record: &Record<'_>) -> Held {
-        let id = record.id.as_deref().unwrap_or_default();
-        let size = record.json.len() + id.len();
-        loop {
-            if self.filling >= self.blocks.len() {
-                self.blocks.push(String::with_capacity(size.max(Self::BLOCK)));
-            }
-            match self.blocks.get_mut(self.filling) {
-                Some(block) if block.capacity() - block.len() < size && block.is_empty() => {
-                    *block = String::with_capacity(size.max(Self::BLOCK));
-                }
-                Some(block) if block.capacity() - block.len() < size => {
-                    self.filling += 1;
-                    if let Some(next) = self.blocks.get_mut(self.filling) {
-                        // Text of records dropped by a rewind, or none.
-                        next.clear();
-                    }
-                }
-                _ => break,
-            }
-        }
-        let block_at = self.filling;
-        let Some(block) = self.blocks.get_mut(block_at) else {
-            return Held { block: block_at, id: None, json: 0..0, spans: None };
-        };
-        let start = block.len();
-        block.push_str(record.json);
-        let json = start..block.len();
+        let start = self.text.len();
+        self.text.push_str(record.json);
+        let json = start..self.text.len();
         let id = record.id.as_deref().map(|id| {
-            let start = block.len();
-            block.push_str(id);
-            start..block.len()
+            let start = self.text.len();
+            self.text.push_str(id);
+            start..self.text.len()
         });
-        Held { block: block_at, id, json, spans: record.spans }
+        Held { id, json, spans: record.spans }
     }
 
     /// The id of the record at `at`.
     fn id(&self, at: usize) -> Option<&str> {
-        let held = self.held.get(at)?;
-        self.blocks.get(held.block)?.get(held.id.clone()?)
+        self.text.get(self.held.get(at)?.id.clone()?)
     }
 
     /// The last record held, and where its fields are in it (when they
@@ -764,31 +696,24 @@ impl Pending {
     /// The JSON of the record at `at`, and where its fields are in it.
     fn message(&self, at: usize) -> Option<(&str, Option<&Spans>)> {
         let held = self.held.get(at)?;
-        Some((self.blocks.get(held.block)?.get(held.json.clone())?, held.spans.as_ref()))
+        Some((self.text.get(held.json.clone())?, held.spans.as_ref()))
     }
 
     /// Drops the records from `at` on.
     fn truncate(&mut self, at: usize) {
         self.held.truncate(at);
         if self.held.is_empty() {
-            self.empty_blocks();
+            self.clear();
         }
     }
 
-    /// Drops every record; the blocks are emptied for the next prompt,
-    /// those beyond [`Self::KEPT`] given back.
+    /// Drops every record.
     fn clear(&mut self) {
         self.held.clear();
-        self.blocks.truncate(Self::KEPT);
-        self.empty_blocks();
-        if self.held.capacity() > 1 << 16 {
-            self.held = Vec::new();
+        self.text.clear();
+        if self.text.capacity() > Self::KEPT {
+            self.text = String::new();
         }
-    }
-
-    fn empty_blocks(&mut self) {
-        self.blocks.iter_mut().for_each(String::clear);
-        self.filling = 0;
     }
 }
 
@@ -1431,12 +1356,8 @@ mod tests {
     #[test]
     fn held_records_keep_their_text_and_ids_across_a_replace_and_a_checkpoint() {
         let mut pending = Pending::default();
-        let record = |id: Option<&'static str>, json: &'static str| Record {
-            id: id.map(Cow::Borrowed),
-            user: false,
-            json,
-            spans: None,
-        };
+        let record =
+            |id: Option<&'static str>, json: &'static str| Record { id: id.map(Cow::Borrowed), json, spans: None };
         pending.push(&record(Some("a"), r#"{"id":"a","type":"gemini","content":"1"}"#));
         pending.push(&record(None, r#"{"type":"info","content":"x"}"#));
         pending.push(&record(Some("q\"b"), r#"{"id":"q\"b","type":"gemini"}"#));
@@ -1458,65 +1379,52 @@ mod tests {
         pending.truncate(1);
         assert_eq!(pending.len(), 1);
         pending.clear();
-        assert_eq!((pending.len(), pending.blocks.iter().map(String::len).sum::<usize>()), (0, 0));
+        assert_eq!((pending.len(), pending.text.len()), (0, 0));
     }
 
-    /// Records fill one block after another: a record replaced once its
-    /// block is full, a record longer than a block, a rewind into an
-    /// earlier block and blocks reused for the next prompt all keep each
-    /// record's own text.
+    /// A record replaced when it is not the last stored, the last one
+    /// written again and again, a rewind into the records: each keeps its
+    /// own text, and the text of a long message is given back.
     #[test]
-    fn held_records_keep_their_text_across_blocks() {
+    fn held_records_keep_their_text_across_replaces_and_rewinds() {
         let mut pending = Pending::default();
         let texts: Vec<String> =
-            (0..300).map(|n| format!(r#"{{"id":"m{n}","type":"gemini","content":"{}"}}"#, "x".repeat(n * 7))).collect();
-        let record = |n: usize, json: &'static str| Record {
-            id: Some(Cow::Owned(format!("m{n}"))),
-            user: false,
-            json,
-            spans: None,
-        };
+            (0..30).map(|n| format!(r#"{{"id":"m{n}","type":"gemini","content":"{}"}}"#, "x".repeat(n * 7))).collect();
+        let record = |n: usize, json: &'static str| Record { id: Some(Cow::Owned(format!("m{n}"))), json, spans: None };
         let leak = |text: String| -> &'static str { Box::leak(text.into_boxed_str()) };
         for (n, text) in texts.iter().enumerate() {
             pending.push(&record(n, leak(text.clone())));
         }
-        assert!(pending.blocks.len() > 3, "{} blocks", pending.blocks.len());
-        let big = leak(format!(r#"{{"id":"m5","content":"{}"}}"#, "y".repeat(3 * Pending::BLOCK)));
-        assert!(pending.replace(5, &record(5, big)));
         assert!(pending.replace(0, &record(0, r#"{"id":"m0","content":"again"}"#)));
         let check = |pending: &Pending, upto: usize| {
             for (n, text) in texts.iter().enumerate().take(upto) {
-                let want = match n {
-                    0 => r#"{"id":"m0","content":"again"}"#,
-                    5 => big,
-                    _ => text.as_str(),
-                };
+                let want = if n == 0 { r#"{"id":"m0","content":"again"}"# } else { text.as_str() };
                 assert_eq!(pending.message(n).map(|(json, _)| json), Some(want), "record {n}");
                 assert_eq!(pending.id(n), Some(format!("m{n}").as_str()));
             }
         };
-        check(&pending, 300);
+        check(&pending, 30);
         // The record stored last, written again and again, takes the room
         // of one.
-        let used = |pending: &Pending| pending.blocks.iter().map(String::len).sum::<usize>();
-        let before = used(&pending);
+        let before = pending.text.len();
         for n in 0..5 {
-            let text = leak(format!(r#"{{"id":"m299","content":"{}"}}"#, "z".repeat(2000 + n)));
-            assert!(pending.replace(299, &record(299, text)));
-            assert_eq!(pending.message(299).map(|(json, _)| json), Some(text));
+            let text = leak(format!(r#"{{"id":"m29","content":"{}"}}"#, "z".repeat(2000 + n)));
+            assert!(pending.replace(29, &record(29, text)));
+            assert_eq!(pending.message(29).map(|(json, _)| json), Some(text));
         }
-        assert!(used(&pending) < before + 2100, "{} bytes after {before}", used(&pending));
-        check(&pending, 299);
+        assert!(pending.text.len() < before + 2100, "{} bytes after {before}", pending.text.len());
+        check(&pending, 29);
         // A rewind into the records, then more records.
-        pending.truncate(120);
-        for (n, text) in texts.iter().enumerate().skip(120).take(60) {
+        pending.truncate(12);
+        for (n, text) in texts.iter().enumerate().skip(12).take(6) {
             pending.push(&record(n, leak(text.clone())));
         }
-        check(&pending, 180);
-        // The next prompt reuses the blocks kept.
+        check(&pending, 18);
+        // A long message's text is not kept once it is translated.
         pending.clear();
-        assert!(pending.blocks.len() <= Pending::KEPT);
-        assert!(pending.blocks.iter().all(String::is_empty));
+        pending.push(&record(1, leak(format!(r#"{{"id":"m1","content":"{}"}}"#, "y".repeat(2 * Pending::KEPT)))));
+        pending.clear();
+        assert_eq!(pending.text.capacity(), 0);
         pending.push(&record(7, leak(texts[7].clone())));
         assert_eq!(pending.message(0).map(|(json, _)| json), Some(texts[7].as_str()));
     }
