@@ -107,6 +107,7 @@ mod clock;
 mod handler;
 mod hash;
 mod json_scan;
+mod json_write;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use json_scan::check_against_serde as json_scan_check;
@@ -120,6 +121,7 @@ mod replay;
 mod session;
 mod sink;
 mod sink_failure;
+mod spare_meta;
 mod store_error;
 mod text_map;
 mod ui;

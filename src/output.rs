@@ -9,6 +9,7 @@
 
 use crate::model::{Anomaly, MetaPatch, Round, Stitch, Summary};
 use crate::sink::SinkRecord;
+use crate::spare_meta::SpareMeta;
 use crate::ui::{UiEvent, UiEventOf};
 
 /// A byte range of the text arena.
@@ -80,6 +81,9 @@ pub struct Outputs {
     ui_disabled: bool,
     /// How many of the items are UI events.
     ui_len: usize,
+    /// The metadata maps of the rounds cleared, for the machine to copy
+    /// the next rounds' metadata into.
+    spare: SpareMeta,
 }
 
 impl Outputs {
@@ -98,8 +102,15 @@ impl Outputs {
         self.items.len()
     }
 
-    /// Forgets everything held, keeping the allocated capacity.
+    /// Forgets everything held, keeping the allocated capacity (and the
+    /// rounds' metadata maps, which the next rounds' metadata is copied
+    /// into).
     pub fn clear(&mut self) {
+        for item in &mut self.items {
+            if let Item::Round(round) = item {
+                self.spare.keep(round);
+            }
+        }
         self.items.clear();
         self.text.clear();
         self.call_mark = 0;
@@ -112,6 +123,11 @@ impl Outputs {
     pub(crate) fn release_outlier(&mut self) {
         self.text.shrink_to(1 << 20);
         self.items.shrink_to(1 << 12);
+    }
+
+    /// The metadata maps kept from the rounds cleared.
+    pub(crate) fn spare_meta(&mut self) -> &mut SpareMeta {
+        &mut self.spare
     }
 
     /// How many of the outputs held are UI events.

@@ -136,8 +136,8 @@ pub fn write_ui_event(out: &mut Vec<u8>, session: Option<&str>, event: &UiEvent<
 /// Writes a round as its output line, the bytes serde's derive writes for
 /// it (`write_json` of the tagged line): most lines are rounds, and the
 /// derive reaches each field through a layer of tagging and a key escaped
-/// byte by byte, where the keys here are written as they are. Strings,
-/// numbers and metadata still go through serde_json's own writer.
+/// byte by byte, where the keys here are written as they are, and strings
+/// and metadata go through [`crate::json_write`].
 fn write_round(out: &mut Vec<u8>, round: &Round) {
     out.extend_from_slice(br#"{"type":"round""#);
     if let Some(session) = &round.session {
@@ -209,14 +209,14 @@ fn write_span_and_meta(out: &mut Vec<u8>, started_at_ms: u64, finished_at_ms: u6
     number(out, finished_at_ms);
     if !meta.is_empty() {
         out.extend_from_slice(br#","meta":"#);
-        write_json(out, meta);
+        crate::json_write::write_object(out, meta);
     }
     out.push(b'}');
 }
 
-/// A string as JSON, escaped by serde_json.
+/// A string as JSON.
 fn text(out: &mut Vec<u8>, text: &str) {
-    write_json(out, text);
+    crate::json_write::write_str(out, text);
 }
 
 fn number(out: &mut Vec<u8>, number: u64) {

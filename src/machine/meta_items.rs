@@ -31,6 +31,13 @@ pub(crate) struct MetaItems {
     by_key: HashMap<String, (usize, Positions)>,
 }
 
+impl MetaItems {
+    /// Forgets every array's index (its map was made again).
+    pub(crate) fn clear(&mut self) {
+        self.by_key.clear();
+    }
+}
+
 /// Merges `patch` into `meta`: arrays add the items they do not hold yet,
 /// other values replace.
 pub(crate) fn accumulate(meta: &mut Meta, items: &mut MetaItems, patch: &Meta) {

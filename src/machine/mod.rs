@@ -320,7 +320,14 @@ impl RoundMachine {
             Call::RunMeta { meta } => self.run_meta(meta, out),
             Call::RoundMeta { meta } => {
                 let open = &mut self.run.open;
-                meta_items::accumulate(&mut open.meta, &mut open.meta_items, meta);
+                if open.meta.is_empty() {
+                    // The round's first metadata: a copy, into a map kept
+                    // from a round delivered when there is one.
+                    open.meta_items.clear();
+                    out.spare_meta().copy_round_meta(&mut open.meta, meta);
+                } else {
+                    meta_items::accumulate(&mut open.meta, &mut open.meta_items, meta);
+                }
             }
             Call::Start => self.start(now, out),
             Call::Finish { reason } => self.finish(reason, now, out),
@@ -489,6 +496,11 @@ impl RoundMachine {
     /// delivered), else reported with what it carried.
     fn tool_meta(&mut self, id: &str, meta: &Meta, out: &mut Outputs) {
         if let Some(call) = self.run.open.call_mut(id) {
+            if call.meta.is_empty() {
+                // A call's first metadata: a copy, into a map kept from a
+                // call delivered when there is one.
+                return out.spare_meta().copy_call_meta(&mut call.meta, meta);
+            }
             return merge(&mut call.meta, meta);
         }
         let Some(slot) = self.run.closed.get(id).map(|c| CallSlot { round: c.round(), position: c.position() }) else {
