@@ -111,6 +111,9 @@ mod json_write;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use json_scan::check_against_serde as json_scan_check;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use json_write::check_written as json_write_check;
 mod machine;
 mod model;
 mod ops;
