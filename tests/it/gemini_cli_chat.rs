@@ -19,6 +19,11 @@ fn chat(text: &str) -> Vec<Value> {
     clean_replay(text.as_bytes(), "gemini-cli-chat", "records")
 }
 
+/// A chat of these JSON lines.
+fn chat_lines(lines: &[&str]) -> Vec<Value> {
+    chat(&(lines.join("\n") + "\n"))
+}
+
 #[test]
 fn pomodoro_legacy_document_by_value() {
     let lines = clean_replay(&input("ai-sessions-pomodoro-gemini-2.5-pro.json"), "auto", "records");
@@ -145,14 +150,11 @@ fn detected_by_auto_and_the_other_gemini_formats_still_themselves() {
 
 #[test]
 fn a_message_written_again_counts_once_the_last_record_winning() {
-    let lines = chat(concat!(
+    let lines = chat_lines(&[
         r#"{"id":"u","type":"user","content":"go"}"#,
-        "\n",
         r#"{"id":"m","type":"gemini","content":"","tokens":{"input":5,"output":1,"cached":0,"thoughts":0,"tool":0,"total":6},"toolCalls":[{"id":"t","name":"ls","args":{}}]}"#,
-        "\n",
         r#"{"id":"m","type":"gemini","content":"","tokens":{"input":5,"output":1,"cached":0,"thoughts":0,"tool":0,"total":6},"toolCalls":[{"id":"t","name":"ls","args":{"d":"."},"status":"success","result":[{"functionResponse":{"id":"t","name":"ls","response":{"output":"a"}}}]}]}"#,
-        "\n",
-    ));
+    ]);
     let rounds = of_type(&lines, "round");
     assert_eq!(rounds.len(), 1);
     assert_eq!(rounds[0]["tool_calls"][0]["arguments"], r#"{"d":"."}"#);
@@ -162,16 +164,12 @@ fn a_message_written_again_counts_once_the_last_record_winning() {
 
 #[test]
 fn a_rewind_drops_the_messages_from_its_target_on() {
-    let lines = chat(concat!(
+    let lines = chat_lines(&[
         r#"{"id":"u","type":"user","content":"go"}"#,
-        "\n",
         r#"{"id":"m1","type":"gemini","content":"kept"}"#,
-        "\n",
         r#"{"id":"m2","type":"gemini","content":"dropped"}"#,
-        "\n",
         r#"{"$rewindTo":"m2"}"#,
-        "\n",
-    ));
+    ]);
     let rounds = of_type(&lines, "round");
     assert_eq!(rounds.len(), 1);
     assert_eq!(rounds[0]["message"], "kept");
@@ -203,16 +201,12 @@ fn a_message_is_read_once_a_record_of_another_follows_it() {
 
 #[test]
 fn a_record_of_a_message_already_read_is_reported_not_applied() {
-    let lines = chat(concat!(
+    let lines = chat_lines(&[
         r#"{"id":"u","type":"user","content":"go"}"#,
-        "\n",
         r#"{"id":"m1","type":"gemini","content":"first"}"#,
-        "\n",
         r#"{"id":"m2","type":"gemini","content":"second","toolCalls":[{"id":"t","name":"ls","args":{},"status":"success","result":"a"}]}"#,
-        "\n",
         r#"{"id":"m1","type":"gemini","content":"changed"}"#,
-        "\n",
-    ));
+    ]);
     let rounds = of_type(&lines, "round");
     assert_eq!(rounds[0]["message"], "first\n\nsecond");
     let anomalies = of_type(&lines, "anomaly");
@@ -225,22 +219,15 @@ fn a_record_of_a_message_already_read_is_reported_not_applied() {
 fn a_rewind_to_a_message_read_is_reported_and_its_rounds_stay() {
     // What was done before a rewind was done (its tokens spent, its tools
     // run): the rounds stay, and the rewind is reported.
-    let lines = chat(concat!(
+    let lines = chat_lines(&[
         r#"{"id":"u1","type":"user","content":"one"}"#,
-        "\n",
         r#"{"id":"m1","type":"gemini","content":"answer one"}"#,
-        "\n",
         r#"{"id":"u2","type":"user","content":"two"}"#,
-        "\n",
         r#"{"id":"m2","type":"gemini","content":"answer two"}"#,
-        "\n",
         r#"{"$rewindTo":"u2"}"#,
-        "\n",
         r#"{"id":"u3","type":"user","content":"two, again"}"#,
-        "\n",
         r#"{"id":"m3","type":"gemini","content":"answer three"}"#,
-        "\n",
-    ));
+    ]);
     let messages: Vec<&Value> = of_type(&lines, "round").iter().map(|round| &round["message"]).collect();
     assert_eq!(messages, ["answer one", "answer two", "answer three"]);
     let anomalies = of_type(&lines, "anomaly");
