@@ -1,18 +1,31 @@
-//! JSON written as serde_json's compact writer writes it, byte for byte,
-//! for the output lines' strings and metadata.
+//! JSON written as serde_json's compact writer writes it, byte for byte:
+//! the output lines' strings and metadata by hand, anything else through
+//! serde_json ([`write_json`]).
 //!
 //! Most of an output line is strings (a round's text and reasoning, a
 //! call's arguments and output) and metadata. serde_json looks each byte of
 //! a string up in a table and writes the text between escapes as a fragment
 //! of its own; here the plain runs are found eight bytes at a time
-//! ([`special_bytes`], the scanner's own test for the bytes a JSON string
-//! cannot hold as they are) and copied whole. A metadata value is written
+//! ([`plain_run`], the scanner's own measure of the bytes a JSON string
+//! holds as they are) and copied whole. A metadata value is written
 //! member by member, without a serializer's state between them. The bytes
 //! are serde_json's (a property test holds them to it).
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::json_scan::special_bytes;
+use crate::json_scan::plain_run;
+
+/// Appends `value` as serde_json writes it. Serialising into memory the
+/// types roundup writes cannot fail (strings, numbers, maps and enums, and
+/// a `Vec` never refuses a write); should it ever, the partial text is
+/// removed rather than left corrupt.
+pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    let len = out.len();
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.truncate(len);
+    }
+}
 
 /// Appends `text` as a JSON string: a quote, a backslash and the control
 /// characters escaped, `\b \f \n \r \t` by their letters and the others as
@@ -21,42 +34,19 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    // The plain run being read starts at `run`; `at` is the next byte to
-    // look at.
-    let mut run = 0;
-    let mut at = 0;
-    while let Some(rest) = bytes.get(at..) {
-        let Some(&byte) = rest.first() else { break };
-        if let Some(word) = rest.first_chunk::<8>() {
-            let marks = special_bytes(u64::from_le_bytes(*word));
-            if marks == 0 {
-                at += 8;
-                continue;
-            }
-            // The lowest mark is exact: the first byte to escape.
-            at += (marks.trailing_zeros() / 8) as usize;
-        } else if !needs_escape(byte) {
-            at += 1;
-            continue;
-        }
-        let (Some(plain), Some(&special)) = (bytes.get(run..at), bytes.get(at)) else { break };
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (plain, special) = rest.split_at(plain_run(rest));
         out.extend_from_slice(plain);
-        write_escape(out, special);
-        at += 1;
-        run = at;
-    }
-    if let Some(plain) = bytes.get(run..) {
-        out.extend_from_slice(plain);
+        let Some((&byte, after)) = special.split_first() else { break };
+        write_escape(out, byte);
+        rest = after;
     }
     out.push(b'"');
 }
 
-/// Whether a JSON string cannot hold `byte` as it is.
-fn needs_escape(byte: u8) -> bool {
-    byte < 0x20 || byte == b'"' || byte == b'\\'
-}
-
-/// Appends the escape of `byte`, one [`needs_escape`] accepts.
+/// Appends the escape of `byte`, a quote, a backslash or a control
+/// character.
 fn write_escape(out: &mut Vec<u8>, byte: u8) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let letter = match byte {
@@ -83,15 +73,7 @@ pub(crate) fn write_value(out: &mut Vec<u8>, value: &Value) {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(number) => {
-            // A number is digits (serde_json's own, through itoa and ryu)
-            // and writing to memory cannot fail; should it ever, nothing
-            // partial is left.
-            let len = out.len();
-            if serde_json::to_writer(&mut *out, number).is_err() {
-                out.truncate(len);
-            }
-        }
+        Value::Number(number) => write_json(out, number),
         Value::String(text) => write_str(out, text),
         Value::Array(items) => {
             out.push(b'[');

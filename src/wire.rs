@@ -6,6 +6,8 @@ use crate::model::{Anomaly, MetaPatch, Round, Stitch, Summary};
 use crate::sink::SinkRecord;
 use crate::ui::UiEvent;
 
+pub(crate) use crate::json_write::write_json;
+
 /// One output line, owned: what a consumer reads back from roundup's
 /// output (or its own persisted records).
 ///
@@ -221,16 +223,6 @@ fn text(out: &mut Vec<u8>, text: &str) {
 
 fn number(out: &mut Vec<u8>, number: u64) {
     write_json(out, &number);
-}
-
-pub(crate) fn write_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
-    // Serialising these types into memory cannot fail: they hold strings,
-    // integers and enums only, and writing to a Vec never errors. Should it
-    // ever fail, the partial line is removed rather than left corrupt.
-    let len = out.len();
-    if serde_json::to_writer(&mut *out, value).is_err() {
-        out.truncate(len);
-    }
 }
 
 #[cfg(test)]

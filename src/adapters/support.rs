@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::borrowed::{json_value, string_body};
+use super::borrowed::{json_value, string_body, Raw};
 use super::CallSink;
 use crate::bad_line::BadLine;
 use crate::call::Call;
@@ -110,6 +110,12 @@ pub(crate) enum FieldValue<'a> {
 impl<'a> From<&'a str> for FieldValue<'a> {
     fn from(raw: &'a str) -> Self {
         FieldValue::Raw(raw)
+    }
+}
+
+impl<'a> From<Raw<'a>> for FieldValue<'a> {
+    fn from(raw: Raw<'a>) -> Self {
+        FieldValue::Raw(raw.get())
     }
 }
 

@@ -13,6 +13,7 @@ use smallvec::SmallVec;
 
 use crate::hash::HashMap;
 use crate::model::Meta;
+use crate::spare_meta::SpareMeta;
 
 /// Where an array's items are, by fingerprint.
 type Positions = HashMap<u64, SmallVec<[usize; 1]>>;
@@ -31,16 +32,14 @@ pub(crate) struct MetaItems {
     by_key: HashMap<String, (usize, Positions)>,
 }
 
-impl MetaItems {
-    /// Forgets every array's index (its map was made again).
-    pub(crate) fn clear(&mut self) {
-        self.by_key.clear();
-    }
-}
-
 /// Merges `patch` into `meta`: arrays add the items they do not hold yet,
-/// other values replace.
-pub(crate) fn accumulate(meta: &mut Meta, items: &mut MetaItems, patch: &Meta) {
+/// other values replace. A round's first metadata is a copy, into a map
+/// kept from a round delivered when there is one.
+pub(crate) fn accumulate(meta: &mut Meta, items: &mut MetaItems, patch: &Meta, spare: &mut SpareMeta) {
+    if meta.is_empty() {
+        items.by_key.clear();
+        return spare.copy_round_meta(meta, patch);
+    }
     for (key, value) in patch {
         match (meta.get_mut(key), value) {
             (Some(Value::Array(held)), Value::Array(new)) => {
@@ -129,19 +128,25 @@ mod tests {
     fn arrays_add_what_they_lack_and_other_values_replace() {
         let mut held = Meta::new();
         let mut items = MetaItems::default();
-        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", {"x": 1, "y": [2]}], "model": "m1"})));
-        accumulate(&mut held, &mut items, &meta(json!({"ids": [{"y": [2], "x": 1}, "b", "a", "b"], "model": "m2"})));
+        let mut spare = SpareMeta::default();
+        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", {"x": 1, "y": [2]}], "model": "m1"})), &mut spare);
+        accumulate(
+            &mut held,
+            &mut items,
+            &meta(json!({"ids": [{"y": [2], "x": 1}, "b", "a", "b"], "model": "m2"})),
+            &mut spare,
+        );
         assert_eq!(Value::Object(held.clone()), json!({"ids": ["a", {"x": 1, "y": [2]}, "b"], "model": "m2"}));
         // Replaced by a value of another kind, then an array again: the
         // index of the old array is gone with it.
-        accumulate(&mut held, &mut items, &meta(json!({"ids": "none"})));
-        accumulate(&mut held, &mut items, &meta(json!({"ids": ["b"]})));
-        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", "b"]})));
+        accumulate(&mut held, &mut items, &meta(json!({"ids": "none"})), &mut spare);
+        accumulate(&mut held, &mut items, &meta(json!({"ids": ["b"]})), &mut spare);
+        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", "b"]})), &mut spare);
         assert_eq!(held["ids"], json!(["b", "a"]));
         // Numbers are equal as Value says: 1 and 1.0 are two items, 0.0
         // and -0.0 one.
-        accumulate(&mut held, &mut items, &meta(json!({"n": [1, 1.0, 0.0]})));
-        accumulate(&mut held, &mut items, &meta(json!({"n": [-0.0, 1]})));
+        accumulate(&mut held, &mut items, &meta(json!({"n": [1, 1.0, 0.0]})), &mut spare);
+        accumulate(&mut held, &mut items, &meta(json!({"n": [-0.0, 1]})), &mut spare);
         assert_eq!(held["n"], json!([1, 1.0, 0.0]));
     }
 
@@ -149,10 +154,11 @@ mod tests {
     fn a_map_emptied_and_filled_again_is_indexed_again() {
         let mut held = Meta::new();
         let mut items = MetaItems::default();
-        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", "b", "c"]})));
+        let mut spare = SpareMeta::default();
+        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", "b", "c"]})), &mut spare);
         held.clear();
-        accumulate(&mut held, &mut items, &meta(json!({"ids": ["c"]})));
-        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", "c"]})));
+        accumulate(&mut held, &mut items, &meta(json!({"ids": ["c"]})), &mut spare);
+        accumulate(&mut held, &mut items, &meta(json!({"ids": ["a", "c"]})), &mut spare);
         assert_eq!(held["ids"], json!(["c", "a"]));
     }
 }

@@ -29,6 +29,7 @@ use crate::model::{
     RoundInProgress, Stitch, Summary, TerminalStatus, ToolCall, ToolResult,
 };
 use crate::output::Outputs;
+use crate::spare_meta::SpareMeta;
 use crate::ui::UiEvent;
 use closed_calls::{ClosedCalls, Id};
 use open_round::{OpenCall, OpenRound};
@@ -320,14 +321,7 @@ impl RoundMachine {
             Call::RunMeta { meta } => self.run_meta(meta, out),
             Call::RoundMeta { meta } => {
                 let open = &mut self.run.open;
-                if open.meta.is_empty() {
-                    // The round's first metadata: a copy, into a map kept
-                    // from a round delivered when there is one.
-                    open.meta_items.clear();
-                    out.spare_meta().copy_round_meta(&mut open.meta, meta);
-                } else {
-                    meta_items::accumulate(&mut open.meta, &mut open.meta_items, meta);
-                }
+                meta_items::accumulate(&mut open.meta, &mut open.meta_items, meta, out.spare_meta());
             }
             Call::Start => self.start(now, out),
             Call::Finish { reason } => self.finish(reason, now, out),
@@ -496,12 +490,7 @@ impl RoundMachine {
     /// delivered), else reported with what it carried.
     fn tool_meta(&mut self, id: &str, meta: &Meta, out: &mut Outputs) {
         if let Some(call) = self.run.open.call_mut(id) {
-            if call.meta.is_empty() {
-                // A call's first metadata: a copy, into a map kept from a
-                // call delivered when there is one.
-                return out.spare_meta().copy_call_meta(&mut call.meta, meta);
-            }
-            return merge(&mut call.meta, meta);
+            return merge(&mut call.meta, meta, out.spare_meta());
         }
         let Some(slot) = self.run.closed.get(id).map(|c| CallSlot { round: c.round(), position: c.position() }) else {
             let detail = serde_json::to_string(meta).unwrap_or_default();
@@ -510,7 +499,7 @@ impl RoundMachine {
         let run = self.run.number;
         if let Ok(at) = self.retained.binary_search_by_key(&(run, slot.round), |r| (r.run, r.index)) {
             if let Some(call) = self.retained[at].tool_calls.get_mut(slot.position) {
-                merge(&mut call.meta, meta);
+                merge(&mut call.meta, meta, out.spare_meta());
             }
         }
         out.meta(MetaPatch {
@@ -724,10 +713,11 @@ fn append_or_replace(buffer: &mut String, text: &str, replace: bool) -> bool {
 }
 
 /// Sets every key of `patch` in `meta`.
-fn merge(meta: &mut Meta, patch: &Meta) {
+fn merge(meta: &mut Meta, patch: &Meta, spare: &mut SpareMeta) {
     if meta.is_empty() {
-        // A call's first metadata: copied whole, its map sized once.
-        return meta.clone_from(patch);
+        // A call's first metadata: a copy, into a map kept from a call
+        // delivered when there is one.
+        return spare.copy_call_meta(meta, patch);
     }
     for (key, value) in patch {
         meta.insert(key.clone(), value.clone());

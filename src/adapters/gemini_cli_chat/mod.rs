@@ -305,7 +305,7 @@ impl GeminiCliChatAdapter {
                 report(calls, self.session(), AnomalyKind::UnknownContent, &detail);
                 continue;
             };
-            self.truncate(0);
+            self.pending.truncate(0);
             for message in messages {
                 self.record_value(message, calls);
             }
@@ -317,7 +317,7 @@ impl GeminiCliChatAdapter {
     fn rewind(&mut self, target: &Value, record: &Map<String, Value>, calls: &mut dyn CallSink) {
         let at = target.as_str().and_then(|id| self.position(id));
         match at {
-            Some(at) => self.truncate(at),
+            Some(at) => self.pending.truncate(at),
             None => {
                 let detail = format!(
                     "gemini-cli-chat: a rewind to a message not held (read already, or never seen): {}",
@@ -331,11 +331,6 @@ impl GeminiCliChatAdapter {
     /// Where the held message of `id` is.
     fn position(&self, id: &str) -> Option<usize> {
         (0..self.pending.len()).find(|&at| self.pending.id(at) == Some(id))
-    }
-
-    /// Drops the held messages from `at` on.
-    fn truncate(&mut self, at: usize) {
-        self.pending.truncate(at);
     }
 
     /// Translates the messages held.
@@ -565,15 +560,12 @@ impl GeminiCliChatAdapter {
         let text = tool_call.display_is_result().then(|| tool_call.result_text());
         let display = match (&text, tool_call.result_display) {
             (Some(text), Some(_)) => Some(FieldValue::Text(text)),
-            (_, display) => display.map(|display| FieldValue::Raw(display.get())),
+            (_, display) => display.map(FieldValue::from),
         };
         let kept = [
-            ("gemini_cli_chat_status", tool_call.status.map(|status| FieldValue::Raw(status.get()))),
+            ("gemini_cli_chat_status", tool_call.status.map(FieldValue::from)),
             ("gemini_cli_chat_result_display", display),
-            (
-                "gemini_cli_chat_description",
-                tool_call.description.map(|description| FieldValue::Raw(description.get())),
-            ),
+            ("gemini_cli_chat_description", tool_call.description.map(FieldValue::from)),
         ];
         let mut fields: [(&str, FieldValue<'_>); 3] = [("", FieldValue::Raw("")); 3];
         let mut count = 0;
@@ -903,8 +895,9 @@ impl<'p> Known<'p> {
 
 /// Where a held message's fields are in its JSON (start and end, in
 /// bytes; `(0, 0)` for a field it lacks), found as it was read: its
-/// translation, a prompt later, reads them there rather than parsing the
-/// message again.
+/// translation, once a record of another message follows, reads them there
+/// rather than parsing the message again, and the next record of the same
+/// message takes the fields it repeats from them ([`Known`]).
 #[derive(Debug, Clone, Copy)]
 struct Spans([(u32, u32); 8]);
 
